@@ -1,0 +1,90 @@
+"""Shared fixtures: a real temporary git repository, an isolated VOYAGER_HOME, the CLI
+run as a real subprocess, and a clock that tests control."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+# Wall-clock deadlines make property tests flaky on a busy 2-core CI machine; the number
+# of examples is what we control.
+settings.register_profile("voyager", deadline=None)
+settings.load_profile("voyager")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own VOYAGER_HOME and a git that ignores the machine's config."""
+    home = tmp_path_factory.mktemp("voyager-home")
+    monkeypatch.setenv("VOYAGER_HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Test Agent")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "agent@example.invalid")
+    return home
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A fresh git repository (branch main) with one commit."""
+    top = tmp_path / "project"
+    top.mkdir()
+    git(top, "init", "-q", "-b", "main")
+    (top / "README.md").write_text("# project\n")
+    git(top, "add", "README.md")
+    git(top, "commit", "-q", "-m", "initial")
+    return top
+
+
+def run_cli(
+    *args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`voyager-brain ARGS` as a real process."""
+    return subprocess.run(
+        [sys.executable, "-m", "voyager_brain", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    return run_cli
+
+
+class TickingClock:
+    """Starts at `start` and moves `step` forward each time it is read."""
+
+    def __init__(self, start: datetime | None = None, step: timedelta = timedelta(minutes=1)):
+        self.now = start or datetime(2026, 3, 21, 14, 30, tzinfo=UTC)
+        self.step = step
+
+    def __call__(self) -> datetime:
+        current = self.now
+        self.now += self.step
+        return current
+
+
+@pytest.fixture
+def clock() -> TickingClock:
+    return TickingClock()

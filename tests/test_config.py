@@ -1,0 +1,78 @@
+"""config.toml: defaults from the seeds, personal then project files, clear errors."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from voyager_brain import Config, ConfigError
+from voyager_brain.config import SETTINGS, default_config_toml, load_config
+
+
+def test_defaults() -> None:
+    config = Config()
+    assert (config.compact_budget_tokens, config.chars_per_token) == (4000, 4)
+    assert config.auto_compact and config.redact_secrets
+    assert config.compact_budget_chars == 16000
+
+
+def test_project_overrides_personal_key_by_key(tmp_path: Path, isolated_env: Path) -> None:
+    (isolated_env / "config.toml").write_text(
+        "compact_budget_tokens = 1000\nauto_compact = false\n"
+    )
+    project = tmp_path / ".voyager"
+    project.mkdir()
+    (project / "config.toml").write_text("compact_budget_tokens = 2000\n")
+    config = load_config(project)
+    assert (config.compact_budget_tokens, config.auto_compact) == (2000, False)
+
+
+def test_missing_files_give_defaults(tmp_path: Path) -> None:
+    assert load_config(tmp_path / "nowhere") == Config()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("compact_budget_tokens = 'big'", "compact_budget_tokens: expected int, got str 'big'"),
+        ("auto_compact = 1", "auto_compact: expected bool, got int 1"),
+        ("compact_budget_tokens = true", "compact_budget_tokens: expected int, got bool True"),
+        ("compact_budget_tokens = -5", "compact_budget_tokens: expected a positive number"),
+        ("summarizer = 'gpt'", "summarizer: expected one of extractive, got 'gpt'"),
+        ("compact_budget_tokens = ", "not valid TOML"),
+    ],
+)
+def test_bad_values_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "config.toml").write_text(text + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    assert str(info.value).startswith(str(tmp_path / "config.toml"))
+    assert message in str(info.value)
+
+
+def test_unknown_keys_are_kept_as_warnings(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("future_key = 1\n")
+    assert load_config(tmp_path).unknown_keys == (f"{tmp_path / 'config.toml'}: future_key",)
+
+
+def test_float_setting_accepts_an_integer() -> None:
+    assert Config.from_mapping({"lock_timeout_seconds": 3}).lock_timeout_seconds == 3.0
+
+
+def test_init_config_documents_every_key_and_parses_to_defaults() -> None:
+    text = default_config_toml()
+    for setting in SETTINGS:
+        assert f"# {setting.name} = " in text
+    assert tomllib.loads(text) == {}
+    uncommented = "\n".join(
+        line[2:] for line in text.splitlines() if line.startswith("# ") and " = " in line
+    )
+    assert Config.from_mapping(tomllib.loads(uncommented)) == Config()
+
+
+def test_every_key_is_documented() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
+    for setting in SETTINGS:
+        assert f"| `{setting.name}` |" in doc

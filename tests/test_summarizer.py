@@ -1,0 +1,67 @@
+"""The offline extractive summarizer: deterministic, prose over code, within its limit."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from voyager_brain import BrainEntry
+from voyager_brain.summarizer import ExtractiveSummarizer, get_summarizer
+
+T0 = datetime(2026, 3, 21, 14, 30, tzinfo=UTC)
+
+
+def entry(text: str, minutes: int = 0, source: str | None = None) -> BrainEntry:
+    return BrainEntry("observation", text, T0 + timedelta(minutes=minutes), source)
+
+
+def test_one_key_line_per_entry_with_its_outcome() -> None:
+    text = ExtractiveSummarizer().summarize(
+        [
+            entry("Task: Implement auth flow\nDecision: JWT\nOutcome: Tests passing", 0),
+            entry("```python\nprint('code is not a key line')\n```\nRefactored the router", 5),
+        ],
+        1000,
+    )
+    assert text == (
+        "Summary of 2 earlier entries from 2026-03-21T14:30:00Z to 2026-03-21T14:35:00Z:\n"
+        "- Task: Implement auth flow — Decision: JWT\n"
+        "- Refactored the router"
+    )
+
+
+def test_duplicate_points_appear_once() -> None:
+    text = ExtractiveSummarizer().summarize(
+        [entry("Build green", 0), entry("build  GREEN", 1)], 500
+    )
+    assert text.count("- ") == 1
+
+
+def test_keeps_the_newest_points_and_counts_the_rest() -> None:
+    entries = [entry(f"Point number {chr(65 + n)}", n) for n in range(20)]
+    text = ExtractiveSummarizer().summarize(entries, 200)
+    assert len(text) <= 200
+    assert text.splitlines()[-1] == "- Point number T"
+    assert "earlier points omitted)" in text.splitlines()[1]
+
+
+def test_earlier_summaries_contribute_their_points() -> None:
+    s = ExtractiveSummarizer()
+    first = s.summarize([entry("Alpha done", 0), entry("Beta done", 1)], 500)
+    second = s.summarize([entry(first, 2, source="compact"), entry("Gamma done", 3)], 500)
+    assert second.splitlines()[1:] == ["- Alpha done", "- Beta done", "- Gamma done"]
+
+
+def test_get_summarizer_by_name() -> None:
+    assert get_summarizer("extractive").name == "extractive"
+
+
+@settings(max_examples=100)
+@given(st.lists(st.text(max_size=300), max_size=15), st.integers(60, 2000))
+def test_never_longer_than_asked_and_deterministic(texts: list[str], limit: int) -> None:
+    entries = [entry(t, n) for n, t in enumerate(texts)]
+    a = ExtractiveSummarizer().summarize(entries, limit)
+    assert len(a) <= limit
+    assert a == ExtractiveSummarizer().summarize(entries, limit)

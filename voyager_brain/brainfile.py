@@ -1,0 +1,463 @@
+"""The brain.md file format: reading and writing it, byte for byte.
+
+The shape is seed 002's::
+
+    ---                                  (optional YAML front matter)
+    last_compaction: '2026-03-21T15:00:00Z'
+    ---
+    # Nity Brain — Session Context
+
+    ## Observation — 2026-03-21T14:30:00Z
+    Task: Implement auth flow
+
+    ## Loop Status — 2026-03-21T14:35:00Z
+    <!-- source: hook -->
+    Iteration: 4/10
+
+A section starts at a line that is exactly ``## <Label> — <ISO 8601 time>`` outside fenced
+code. Three encodings make ``parse(render(x)) == x`` hold for any entry text:
+
+* a body line that could be read as a section heading, or that starts an HTML block
+  (which would hide everything after it in a markdown viewer), is written with one more
+  leading backslash, and read back with one less; markdown shows ``\\##`` as ``##``;
+* an entry's `source` is the first body line, ``<!-- source: NAME -->``;
+* a body that leaves a code fence open is followed by a closing fence and the line
+  ``<!-- voyager-brain: closes the code fence left open above (1 line) -->``, so the next
+  heading is not swallowed by the fence; these lines are dropped on read. When a fence
+  sits inside a list or quote (where a line scan and markdown disagree about where it
+  ends), markdown-it picks a closing that both readings accept; the marker counts its lines.
+
+Reading is a line scan that tracks fences the way CommonMark does at the top level; it is
+held to markdown-it's reading of the same text by a property test. Only the standard
+library is imported here unless the file has front matter we did not write ourselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import CorruptFileError, TemplateError
+from .model import LABEL_TYPES, BrainEntry, format_timestamp, parse_timestamp
+from .render import Templates
+
+TITLE_SUFFIX = " Brain — Session Context"
+FENCE_MARKER = "<!-- voyager-brain: closes the code fence left open above ({n} line{s}) -->"
+_FENCE_MARKER = re.compile(
+    r"^<!-- voyager-brain: closes the code fence left open above \((\d) lines?\) -->$"
+)
+# A fence marker after indentation or a list/quote marker: only there can a line scan and
+# CommonMark disagree about whether a fence is still open.
+_NESTED_FENCE = re.compile(r"^[ \t>*+\-0-9.)]+(?:`{3}|~{3})", re.MULTILINE)
+
+_LABELS = "|".join(re.escape(label) for label in LABEL_TYPES)
+# Tolerant on read (hand edits): any dash, extra blanks; the timestamp is checked apart.
+_HEADING = re.compile(rf"^##[ \t]+({_LABELS})[ \t]+[—–-][ \t]+(.+?)[ \t]*$")
+_TITLE = re.compile(rf"^# (.+){re.escape(TITLE_SUFFIX)}[ \t]*$")
+_SOURCE = re.compile(r"^<!-- source: (.*) -->$")
+# Lines escaped with a backslash (tested after any leading backslashes are stripped):
+# anything shaped like a section heading, and anything that could start an HTML block
+# (which would hide a later heading from a markdown viewer, or a fence from our scan).
+_SPECIAL = re.compile(
+    rf"^[ \t]*(?:#{{1,6}}[ \t]*(?:{_LABELS})\b|<[A-Za-z/!?])",
+    re.IGNORECASE,
+)
+_FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
+_SIMPLE_META = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): '((?:[^']|'')*)'$")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BrainDocument:
+    """A parsed brain.md.
+
+    `project` comes from the title line; `meta` is the front matter; `preamble` is any
+    hand-written text between the title and the first section (kept as written);
+    `warnings` are things `doctor` reports (a heading-like line with a bad timestamp...).
+    `appendable` says new sections can be appended to the file as it is on disk.
+    """
+
+    project: str | None = None
+    meta: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    entries: tuple[BrainEntry, ...] = ()
+    preamble: str | None = None
+    warnings: tuple[str, ...] = ()
+    appendable: bool = True
+
+    def __post_init__(self) -> None:
+        # Blank lines around the preamble are layout, not text (as after a section).
+        preamble = (self.preamble or "").replace("\r\n", "\n").strip("\n")
+        object.__setattr__(self, "preamble", preamble or None)
+
+    def replace(self, **changes: Any) -> BrainDocument:
+        return dataclasses.replace(self, **changes)
+
+
+# -- escaping -------------------------------------------------------------------------
+
+
+def _escape(line: str) -> str:
+    return "\\" + line if _SPECIAL.match(line.lstrip("\\")) else line
+
+
+def _unescape(line: str) -> str:
+    if line.startswith("\\") and _SPECIAL.match(line.lstrip("\\")):
+        return line[1:]
+    return line
+
+
+def _open_fence(
+    lines: Iterable[str], state: tuple[str, str, int] | None = None
+) -> tuple[str, str, int] | None:
+    """The fence (indent, character, length) still open after `lines`, or None."""
+    for line in lines:
+        state = _fence_step(line, state)
+    return state
+
+
+def _fence_step(line: str, state: tuple[str, str, int] | None) -> tuple[str, str, int] | None:
+    if state is None:
+        if "`" not in line and "~" not in line:
+            return None
+        m = _FENCE_OPEN.match(line)
+        if m and not (m[2][0] == "`" and "`" in m[3]):
+            return (m[1], m[2][0], len(m[2]))
+        return None
+    m = _FENCE_CLOSE.match(line)
+    if m and m[1][0] == state[1] and len(m[1]) >= state[2]:
+        return None
+    return state
+
+
+def _marker(n: int) -> str:
+    return FENCE_MARKER.format(n=n, s="" if n == 1 else "s")
+
+
+def encode_block(text: str) -> list[str]:
+    """The body lines written for `text`: escaped, fences closed. (The section template
+    writes the source line above them.)"""
+    lines = [_escape(line) for line in text.split("\n")]
+    ours = _open_fence(lines)
+    if not _NESTED_FENCE.search(text):
+        # Fences start at column 0 only: the line scan reads them exactly as CommonMark.
+        if ours is not None:
+            indent, char, length = ours
+            lines += [indent + char * length, _marker(1)]
+        return lines
+    return lines + _closing_for_both(lines, ours)
+
+
+def _closing_for_both(lines: list[str], ours: tuple[str, str, int] | None) -> list[str]:
+    """Lines after `lines` that leave both the line scan and markdown-it outside any fence.
+
+    Tried in order; the first that both accept wins. A list item holds a closing fence
+    that only one of the two readings needs, so it closes nothing in the other.
+    """
+    theirs = _markdown_it_open_fence(lines)
+    candidates: list[list[str]] = [[]]
+    for fence in (ours, theirs):
+        if fence is not None:
+            close = fence[1] * fence[2]
+            candidates += [
+                [fence[0] + close],
+                ["- ·", "  " + close],
+                [fence[0] + close, "- ·", "  " + close],
+            ]
+    for extra in candidates:
+        guard = [*extra, _marker(len(extra))] if extra else []
+        if _open_fence(lines + guard) is None and _markdown_it_open_fence(lines + guard) is None:
+            return guard
+    # No closing satisfies both (never seen); keep our own reading right.
+    if ours is None:
+        return []
+    return [ours[0] + ours[1] * ours[2], _marker(1)]
+
+
+def _markdown_it_open_fence(lines: list[str]) -> tuple[str, str, int] | None:
+    """The fence markdown-it still has open at the top level after `lines`, if any:
+    found by checking whether a heading placed after them is read as one."""
+    from markdown_it import MarkdownIt
+
+    probe = "## Observation — 2000-01-01T00:00:00Z"
+    tokens = MarkdownIt("commonmark").parse("\n".join([*lines, "", probe]) + "\n")
+    if any(
+        t.type == "heading_open" and t.level == 0 and t.map and t.map[0] == len(lines) + 1
+        for t in tokens
+    ):
+        return None
+    fences = [t for t in tokens if t.type == "fence" and t.level == 0 and t.markup]
+    if not fences:
+        return ("", "`", 3)  # something else swallowed the probe; report it as open
+    markup = fences[-1].markup
+    return ("", markup[0], len(markup))
+
+
+def decode_block(lines: list[str]) -> tuple[str, str | None]:
+    """Inverse of `encode_block`, after the section's source line: (text, source).
+    Blank lines after the body (between sections) are not part of it."""
+    end = len(lines)
+    while end and lines[end - 1] == "":
+        end -= 1
+    lines = lines[:end]
+    if lines:
+        m = _FENCE_MARKER.match(lines[-1])
+        if m and len(lines) > int(m[1]):
+            lines = lines[: -1 - int(m[1])]
+    source = None
+    if lines:
+        m = _SOURCE.match(lines[0])
+        if m:
+            source = m[1].strip() or None
+            lines = lines[1:]
+    return "\n".join(_unescape(line) for line in lines), source
+
+
+# -- reading --------------------------------------------------------------------------
+
+
+def decode_text(data: bytes, path: Path) -> str:
+    """brain.md's bytes as text: UTF-8 (a BOM is dropped), line endings made ``\\n``."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CorruptFileError(
+            path,
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); expected a UTF-8 text file",
+            line,
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n") if "\r" in text else text
+
+
+def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:
+    """(metadata, rest of the text, number of lines the front matter took)."""
+    if not text.startswith("---\n"):
+        return {}, text, 0
+    lines = text.split("\n")
+    for end in range(1, len(lines)):
+        if lines[end].rstrip() in ("---", "..."):
+            break
+    else:
+        raise CorruptFileError(path, "front matter opened by '---' is never closed", 1)
+    block = lines[1:end]
+    rest = "\n".join(lines[end + 1 :])
+    return _load_meta(block, path), rest, end + 1
+
+
+def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
+    # What we write ourselves is `key: 'text'` lines; reading those needs no YAML library
+    # (importing one costs more than the rest of a hook), and they mean the same to YAML.
+    simple: dict[str, Any] = {}
+    for line in block:
+        m = _SIMPLE_META.match(line)
+        if m is None:
+            break
+        simple[m[1]] = m[2].replace("''", "'")
+    else:
+        return simple
+    import yaml
+    from frontmatter.default_handlers import YAMLHandler
+
+    try:
+        data = YAMLHandler().load("\n".join(block))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line_no = mark.line + 2 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CorruptFileError(
+            path, f"front matter is not valid YAML: {problem}", line_no
+        ) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise CorruptFileError(
+            path, f"front matter: expected key: value pairs, got a {type(data).__name__}", 2
+        )
+    return {str(k): v for k, v in data.items()}
+
+
+def _scan(
+    lines: list[str], start: int, offset: int
+) -> tuple[list[tuple[int, BrainEntry]], list[str], tuple[str, str, int] | None]:
+    """Find the section headings: (line index, entry without body), warnings, open fence."""
+    warnings: list[str] = []
+    headings: list[tuple[int, BrainEntry]] = []
+    fence: tuple[str, str, int] | None = None
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if fence is None and line.startswith("##"):
+            m = _HEADING.match(line)
+            if m:
+                try:
+                    stamp = parse_timestamp(m[2])
+                except ValueError:
+                    warnings.append(
+                        f"line {i + offset + 1}: looks like a section heading but {m[2]!r} "
+                        "is not an ISO 8601 time; read as text of the section above"
+                    )
+                else:
+                    headings.append((i, BrainEntry(LABEL_TYPES[m[1]], "", stamp)))
+                    continue
+        fence = _fence_step(line, fence)
+    return headings, warnings, fence
+
+
+def heading_lines(text: str) -> list[int]:
+    """1-based line numbers of the section headings in brain.md's `text`."""
+    _, body, offset = _split_front_matter(text, Path("brain.md"))
+    headings, _, _ = _scan(body.split("\n"), 0, offset)
+    return [i + offset + 1 for i, _ in headings]
+
+
+def reference_heading_lines(text: str) -> list[int]:
+    """The same as `heading_lines`, as markdown-it reads the text: top-level ``##``
+    headings whose text is a label, a dash and an ISO 8601 time. Slow; for checks."""
+    from markdown_it import MarkdownIt
+
+    _, body, offset = _split_front_matter(text, Path("brain.md"))
+    found = []
+    tokens = MarkdownIt("commonmark").parse(body)
+    for n, token in enumerate(tokens):
+        if token.type == "heading_open" and token.markup == "##" and token.level == 0:
+            m = _HEADING.match("## " + tokens[n + 1].content)
+            if m and token.map is not None:
+                try:
+                    parse_timestamp(m[2])
+                except ValueError:
+                    continue
+                found.append(token.map[0] + offset + 1)
+    return found
+
+
+def parse(data: bytes | str, path: Path) -> BrainDocument:
+    """Read brain.md. Raises `CorruptFileError` (file, line, what is wrong) when it cannot."""
+    text = decode_text(data, path) if isinstance(data, bytes) else data
+    meta, body, offset = _split_front_matter(text, path)
+    lines = body.split("\n")
+    ends_with_newline = body.endswith("\n") or body == ""
+    if lines and lines[-1] == "":
+        lines.pop()  # the piece after the final newline
+
+    project = None
+    start = 0
+    if lines:
+        m = _TITLE.match(lines[0])
+        if m:
+            project = m[1].strip()
+            start = 1
+
+    headings, warnings, fence = _scan(lines, start, offset)
+    bounds = [i for i, _ in headings] + [len(lines)]
+    preamble = decode_block(lines[start : bounds[0]])[0].strip("\n")
+
+    entries = []
+    for n, (i, head) in enumerate(headings):
+        content, source = decode_block(lines[i + 1 : bounds[n + 1]])
+        entries.append(BrainEntry(head.type, content, head.timestamp, source))
+
+    return BrainDocument(
+        project=project,
+        meta=meta,
+        entries=tuple(entries),
+        preamble=preamble or None,
+        warnings=tuple(warnings),
+        appendable=ends_with_newline and fence is None,
+    )
+
+
+# -- writing --------------------------------------------------------------------------
+
+
+def _dump_meta(meta: Mapping[str, Any]) -> str:
+    # Plain one-line strings are written as `key: 'text'` (valid YAML that `_load_meta`
+    # reads without a YAML library); anything else goes through python-frontmatter.
+    if all(
+        re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) and isinstance(v, str) and v.isprintable()
+        for k, v in meta.items()
+    ):
+        return "".join(
+            f"{k}: '{v.replace(chr(39), chr(39) * 2)}'\n" for k, v in sorted(meta.items())
+        )
+    from frontmatter.default_handlers import YAMLHandler
+
+    return YAMLHandler().export(dict(meta), sort_keys=True) + "\n"
+
+
+def render_section(entry: BrainEntry, templates: Templates) -> str:
+    """One section, from the ``brain/section.md.j2`` template; ends with a newline."""
+    if entry.timestamp is None:
+        raise ValueError("an entry needs a timestamp before it is written")
+    body = "\n".join(encode_block(entry.content))
+    text = templates.render(
+        "brain/section.md.j2",
+        label=entry.label,
+        type=entry.type,
+        timestamp=format_timestamp(entry.timestamp),
+        source=entry.source,
+        body=body,
+    )
+    if not text.endswith("\n"):
+        text += "\n"
+    _check_section(text, entry, templates)
+    return text
+
+
+def _check_section(text: str, entry: BrainEntry, templates: Templates) -> None:
+    # A template override that changes the heading or the body would write a file that
+    # reads back differently; refuse it rather than lose the entry.
+    lines = text.split("\n")[:-1]
+    m = _HEADING.match(lines[0]) if lines else None
+    ok = m is not None and LABEL_TYPES[m[1]] == entry.type
+    if ok and m is not None:
+        content, source = decode_block(lines[1:])
+        ok = (m[2], content, source) == (
+            format_timestamp(entry.timestamp or datetime.min),
+            entry.content,
+            entry.source,
+        )
+    if not ok:
+        raise TemplateError(
+            f"{templates.source_of('brain/section.md.j2')}: the section it renders does not "
+            f"read back as the same entry; keep the heading line "
+            f"'## {{{{ label }}}} — {{{{ timestamp }}}}' and '{{{{ body }}}}' unchanged"
+        )
+
+
+def render_title(project: str, templates: Templates) -> str:
+    text = templates.render("brain/title.md.j2", project=project)
+    if not text.endswith("\n"):
+        text += "\n"
+    m = _TITLE.match(text.split("\n")[0])
+    if m is None or m[1].strip() != project.strip():
+        raise TemplateError(
+            f"{templates.source_of('brain/title.md.j2')}: its first line must stay "
+            f"'# {{{{ project }}}}{TITLE_SUFFIX}'"
+        )
+    return text
+
+
+def render_sections(entries: Iterable[BrainEntry], templates: Templates) -> str:
+    """Sections to append after a file that ends with a newline."""
+    return "".join("\n" + render_section(entry, templates) for entry in entries)
+
+
+def render_head(doc: BrainDocument, templates: Templates) -> str:
+    """Everything before the first section: front matter, title, preamble."""
+    parts = []
+    if doc.meta:
+        parts.append("---\n" + _dump_meta(doc.meta) + "---\n")
+    parts.append(render_title(doc.project or "Project", templates))
+    if doc.preamble:
+        parts.append("\n" + "\n".join(encode_block(doc.preamble)) + "\n")
+    return "".join(parts)
+
+
+def render(doc: BrainDocument, templates: Templates) -> str:
+    """The whole file. The same document always gives the same text."""
+    return render_head(doc, templates) + render_sections(doc.entries, templates)

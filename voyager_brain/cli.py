@@ -1,0 +1,330 @@
+"""The `voyager-brain` command: a thin layer over the library.
+
+User errors (`BrainError`, unreadable files) are one line on stderr and exit code 2;
+click's own usage errors exit 2 as well.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from . import __version__, repo
+from .errors import BrainError, NotInRepositoryError
+from .model import ENTRY_TYPES, BrainEntry, format_timestamp
+from .session import BrainManager
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UserError(click.ClickException):
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"voyager-brain: {self.format_message()}", err=True)
+
+
+class BrainGroup(click.Group):
+    """Turns library errors into one line and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrainError as exc:
+            raise UserError(str(exc)) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise UserError(f"{where}{exc.strerror or exc}") from None
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+@click.group(cls=BrainGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="voyager-brain")
+@click.option(
+    "-C",
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run as if started in this folder (any folder inside the repository).",
+)
+@click.pass_context
+def cli(ctx: click.Context, root: Path | None) -> None:
+    """Memory for coding agents, kept in the project's git repository.
+
+    The session brain lives in .voyager/brain.md: timestamped sections (observations,
+    decisions, loop status, reflections) that agents add every turn, compacted when the
+    file grows, and reviewed in pull requests like any document.
+    """
+    ctx.obj = root if root is not None else Path.cwd()
+
+
+def _start(ctx: click.Context) -> Path:
+    start: Path = ctx.obj
+    if not start.is_dir():
+        raise UserError(f"{start}: no such folder")
+    return start
+
+
+def _manager(ctx: click.Context) -> BrainManager:
+    """The BrainManager of the repository we are in; exit 2 outside one."""
+    start = _start(ctx)
+    if repo.find_top(start) is None:
+        raise NotInRepositoryError(start.absolute())
+    return BrainManager(start)
+
+
+def _rel(bm: BrainManager, path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+# -- init ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create .voyager/ at the top of this git repository.
+
+    Writes brain.md (the session brain), config.toml (every setting, commented, with its
+    default) and a .gitignore for local files (locks, cache). Existing files are kept.
+    """
+    from .session import ensure_layout
+
+    bm = _manager(ctx)
+    existed = bm.path.exists()
+    created = ensure_layout(bm.voyager_dir)
+    bm.load()
+    if not existed:
+        bm.persist()
+        created.insert(0, bm.path)
+    for path in created:
+        click.echo(f"created {_rel(bm, path)}")
+    if not created:
+        click.echo(f"{_rel(bm, bm.voyager_dir)} is already set up; nothing to do")
+    else:
+        click.echo(f"project: {bm.project}")
+        click.echo(
+            "next: voyager-brain add observation 'what you noticed', then voyager-brain status"
+        )
+
+
+# -- status -------------------------------------------------------------------------------
+
+
+def status_data(bm: BrainManager) -> dict[str, Any]:
+    """Everything `status` shows, as plain data."""
+    state = bm.load()
+    by_type = {t: 0 for t in ENTRY_TYPES}
+    for entry in state.entries:
+        by_type[entry.type] += 1
+    status = bm.get_status()
+    tokens = -(-len(state.content) // bm.config.chars_per_token)
+    budget = bm.config.compact_budget_tokens
+    return {
+        "path": str(status.path),
+        "exists": status.path.exists(),
+        "project": bm.project,
+        "branch": repo.current_branch(bm.top),
+        "size_bytes": status.size_bytes,
+        "tokens": tokens,
+        "budget_tokens": budget,
+        "budget_used": round(tokens / budget, 3),
+        "entries": {"total": status.entry_count, **by_type},
+        "last_updated": format_timestamp(state.last_updated) if state.last_updated else None,
+        "last_compaction": (
+            format_timestamp(status.last_compaction) if status.last_compaction else None
+        ),
+        "uncommitted": repo.brain_files_dirty(bm.top),
+    }
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show the session brain: size against the budget, entries, git state."""
+    bm = _manager(ctx)
+    data = status_data(bm)
+    if as_json:
+        print_json(data)
+        return
+    entries = data["entries"]
+    kinds = ", ".join(f"{entries[t]} {t}" for t in ENTRY_TYPES if entries[t])
+    rows = [
+        ("brain", _rel(bm, bm.path) + ("" if data["exists"] else " (not created yet)")),
+        ("project", data["project"]),
+        ("branch", data["branch"] or "(detached or unknown)"),
+        (
+            "size",
+            f"{data['size_bytes']:,} bytes, ~{data['tokens']:,} tokens of the "
+            f"{data['budget_tokens']:,}-token compaction budget ({data['budget_used']:.0%})",
+        ),
+        ("entries", f"{entries['total']}" + (f" ({kinds})" if kinds else "")),
+        ("updated", data["last_updated"] or "never"),
+        ("compacted", data["last_compaction"] or "never"),
+        (
+            "git",
+            "uncommitted: " + ", ".join(data["uncommitted"])
+            if data["uncommitted"]
+            else "brain files committed",
+        ),
+    ]
+    for name, value in rows:
+        click.echo(f"{name:<10} {value}")
+
+
+# -- add ----------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("entry_type", metavar="TYPE", type=click.Choice(ENTRY_TYPES))
+@click.argument("text")
+@click.option("--source", help="Who wrote the entry (an agent, a hook, a person).")
+@json_option
+@click.pass_context
+def add(ctx: click.Context, entry_type: str, text: str, source: str | None, as_json: bool) -> None:
+    """Add an entry to brain.md and save it.
+
+    TYPE is observation, decision, loop_status or reflection. TEXT is the entry's
+    markdown; `-` reads it from standard input. Secrets in it are redacted.
+    """
+    if text == "-":
+        text = sys.stdin.read()
+    if not text.strip():
+        raise UserError("TEXT is empty; give the entry's text, or - to read it from stdin")
+    bm = _manager(ctx)
+    bm.load()
+    before = len(bm.entries)
+    bm.update(BrainEntry(type=entry_type, content=text.rstrip("\n"), source=source))
+    entry = bm.entries[-1]
+    bm.persist()
+    added = len(bm.entries) > before or entry in bm.entries
+    if as_json:
+        print_json({"added": added, "path": str(bm.path), "entry": entry.to_dict()})
+        return
+    redacted = entry.content.count("[REDACTED:") - text.count("[REDACTED:")
+    note = f" ({redacted} secret{'s' * (redacted != 1)} redacted)" if redacted > 0 else ""
+    click.echo(f"added {entry.type} {entry.key[1]} to {_rel(bm, bm.path)}{note}")
+
+
+# -- compact ------------------------------------------------------------------------------
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def compact(ctx: click.Context, as_json: bool) -> None:
+    """Summarize and prune brain.md until it fits the token budget.
+
+    Keeps every decision and the newest loop status, drops duplicate observations, and
+    folds the oldest observations and reflections into one summary reflection.
+    """
+    bm = _manager(ctx)
+    bm.load()
+    report = bm.compact()
+    if as_json:
+        print_json(report.to_dict())
+        return
+    where = _rel(bm, bm.path)
+    if not report.changed:
+        click.echo(
+            f"nothing to compact: {report.entries_after} entries, ~{report.tokens_after:,} "
+            f"tokens, budget {report.budget_tokens:,}"
+        )
+        return
+    click.echo(
+        f"compacted {where}: {report.entries_before} -> {report.entries_after} entries, "
+        f"~{report.tokens_before:,} -> ~{report.tokens_after:,} tokens "
+        f"(budget {report.budget_tokens:,})"
+    )
+    click.echo(f"  kept        {report.kept}")
+    click.echo(f"  merged      {report.merged} duplicate observations")
+    click.echo(f"  superseded  {report.superseded} older loop statuses")
+    click.echo(f"  summarized  {report.summarized} entries into 1 reflection")
+    if not report.fits:
+        click.echo(
+            "  still over budget: decisions, the summary and the newest loop status are "
+            "never dropped; raise compact_budget_tokens in .voyager/config.toml"
+        )
+
+
+# -- doctor -------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--repair", is_flag=True, help="Fix what can be fixed (see above).")
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
+    """Check the brain files and explain any problem.
+
+    With --repair: a brain.md that cannot be read is moved aside to a timestamped
+    .corrupt copy and a fresh one is started; missing .voyager files are created;
+    leftover temporary files are removed; secrets found in brain.md are redacted.
+    Exits 1 when problems remain.
+    """
+    from .doctor import run_checks
+
+    start = _start(ctx)
+    top = repo.find_top(start)
+    if top is None:
+        raise NotInRepositoryError(start.absolute())
+    findings = run_checks(top, repair=repair)
+    problems = [f for f in findings if f.level == "error" and not f.repaired]
+    if as_json:
+        print_json({"ok": not problems, "findings": [f.to_dict() for f in findings]})
+    else:
+        for f in findings:
+            mark = {"ok": "ok  ", "warning": "warn", "error": "FAIL"}[f.level]
+            if f.repaired:
+                mark = "done"
+            click.echo(f"{mark}  {f.message}")
+            if f.hint and not f.repaired:
+                click.echo(f"      {f.hint}")
+    if problems:
+        ctx.exit(1)
+
+
+# -- demo ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run in this folder (created, and made a git repository if it is not one).",
+)
+def demo(directory: Path | None) -> None:
+    """Run a scripted agent session on a scratch repository and show what it left.
+
+    Two sessions go through the whole lifecycle (load, updates, compact, persist); then
+    the status and the `git diff` of brain.md are printed.
+    """
+    from .demo import run_demo
+
+    run_demo(directory, click.echo)
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point of the `voyager-brain` console script."""
+    # Keep output in UTF-8 even on consoles that default to something else.
+    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+    cli.main(args=argv, prog_name="voyager-brain")
+    raise SystemExit(0)  # pragma: no cover - cli.main always exits

@@ -1,0 +1,173 @@
+"""config.toml: every key optional, snake_case, defaults from the seeds.
+
+Settings are read from ``$VOYAGER_HOME/config.toml`` (personal defaults, ``~/.voyager``
+unless the variable is set) and then ``.voyager/config.toml`` (the project's), the later
+winning key by key. Unknown keys are kept as warnings rather than errors, so a config
+written for a newer voyager-brain still loads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    default: Any
+    kind: type
+    help: str
+
+
+#: The keys, their defaults and what they do: validation, `init`'s config.toml and the
+#: docs are all made from this table.
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "compact_budget_tokens",
+        4000,
+        int,
+        "brain.md is compacted until it fits this many tokens",
+    ),
+    Setting("chars_per_token", 4, int, "characters counted as one token in every estimate"),
+    Setting(
+        "auto_compact",
+        True,
+        bool,
+        "persist() compacts brain.md by itself when it grows past the budget",
+    ),
+    Setting(
+        "redact_secrets",
+        True,
+        bool,
+        "replace API keys, tokens and passwords with [REDACTED:kind] before writing",
+    ),
+    Setting(
+        "lock_timeout_seconds",
+        10.0,
+        float,
+        "how long a writer waits for another process's lock before giving up",
+    ),
+    Setting(
+        "summarizer",
+        "extractive",
+        str,
+        "how compaction summarizes old entries: extractive (offline, deterministic)",
+    ),
+)
+_BY_NAME = {s.name: s for s in SETTINGS}
+SUMMARIZERS = ("extractive",)
+
+
+def voyager_home() -> Path:
+    """The personal folder: ``$VOYAGER_HOME``, else ``~/.voyager``."""
+    env = os.environ.get("VOYAGER_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".voyager"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Config:
+    compact_budget_tokens: int = 4000
+    chars_per_token: int = 4
+    auto_compact: bool = True
+    redact_secrets: bool = True
+    lock_timeout_seconds: float = 10.0
+    summarizer: str = "extractive"
+    #: ``file: key`` for every key we did not recognise (reported by `doctor`).
+    unknown_keys: tuple[str, ...] = ()
+
+    @property
+    def compact_budget_chars(self) -> int:
+        return self.compact_budget_tokens * self.chars_per_token
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], origin: str = "config") -> Config:
+        """Build a Config from defaults plus `data`, checking every value's type."""
+        return _merge(cls(), data, origin)
+
+
+def _check(setting: Setting, value: Any, origin: str) -> Any:
+    ok = isinstance(value, setting.kind) and not (
+        setting.kind is not bool and isinstance(value, bool)
+    )
+    if setting.kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value, ok = float(value), True
+    if not ok:
+        raise ConfigError(
+            f"{origin}: {setting.name}: expected {setting.kind.__name__}, "
+            f"got {type(value).__name__} {value!r}"
+        )
+    if setting.kind in (int, float) and value <= 0:
+        raise ConfigError(f"{origin}: {setting.name}: expected a positive number, got {value!r}")
+    if setting.name == "summarizer" and value not in SUMMARIZERS:
+        raise ConfigError(
+            f"{origin}: summarizer: expected one of {', '.join(SUMMARIZERS)}, got {value!r}"
+        )
+    return value
+
+
+def _merge(base: Config, data: Mapping[str, Any], origin: str) -> Config:
+    changes: dict[str, Any] = {}
+    unknown = list(base.unknown_keys)
+    for key, value in data.items():
+        setting = _BY_NAME.get(key)
+        if setting is None:
+            unknown.append(f"{origin}: {key}")
+            continue
+        changes[key] = _check(setting, value, origin)
+    return dataclasses.replace(base, unknown_keys=tuple(unknown), **changes)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as a dict; {} when missing; `ConfigError` naming file and line if bad."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def load_config(voyager_dir: Path | None) -> Config:
+    """Defaults, then the personal config.toml, then the project's (`voyager_dir`)."""
+    config = Config()
+    paths = [voyager_home() / "config.toml"]
+    if voyager_dir is not None:
+        paths.append(voyager_dir / "config.toml")
+    for path in paths:
+        data = read_toml(path)
+        if data:
+            config = _merge(config, data, str(path))
+    return config
+
+
+def default_config_toml() -> str:
+    """The commented config.toml that `init` writes: every key, its default, what it does."""
+    lines = [
+        "# voyager-brain settings for this project. Every key is optional; the values",
+        "# shown are the defaults. Personal defaults live in $VOYAGER_HOME/config.toml.",
+        "",
+    ]
+    for s in SETTINGS:
+        lines.append(f"# {s.help}")
+        lines.append(f"# {s.name} = {_toml_value(s.default)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)

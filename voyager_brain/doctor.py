@@ -1,0 +1,176 @@
+"""`voyager-brain doctor`: check the brain files, explain problems, repair what is safe.
+
+Each check yields `Finding`s. Nothing is changed unless `repair=True`, and even then a
+file we cannot read is moved aside (never deleted or overwritten).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import brainfile, storage
+from .config import load_config
+from .errors import BrainError, ConfigError, CorruptFileError
+from .model import BrainEntry
+from .render import Templates
+from .session import BrainManager, Clock, ensure_layout, utc_now
+
+#: Temporary files younger than this may belong to a writer that is still running.
+STALE_TMP_SECONDS = 60
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Finding:
+    level: str  # "ok", "warning" or "error"
+    message: str
+    hint: str = ""
+    repaired: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -> list[Finding]:
+    """Run every check on the repository at `top`."""
+    clock = clock or utc_now
+    findings: list[Finding] = []
+    for check in (_check_layout, _check_config, _check_brain, _check_templates, _check_tmp):
+        findings.extend(check(top, repair, clock))
+    return findings
+
+
+def _check_layout(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    voyager = top / ".voyager"
+    missing = [name for name in (".gitignore", "config.toml") if not (voyager / name).exists()]
+    if not missing:
+        yield Finding("ok", ".voyager/ has its .gitignore and config.toml")
+        return
+    message = f".voyager/ lacks {', '.join(missing)}"
+    if repair:
+        ensure_layout(voyager)
+        yield Finding("warning", message, repaired=True)
+    else:
+        yield Finding("warning", message, "run `voyager-brain init` or `doctor --repair`")
+
+
+def _check_config(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    try:
+        config = load_config(top / ".voyager")
+    except ConfigError as exc:
+        yield Finding("error", str(exc), "fix the file by hand; doctor does not rewrite it")
+        return
+    for key in config.unknown_keys:
+        yield Finding("warning", f"{key}: unknown key, ignored", "see docs/configuration.md")
+    if not config.unknown_keys:
+        yield Finding("ok", "config.toml: every key is known and valid")
+
+
+def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    path = top / ".voyager" / "brain.md"
+    data = storage.read_bytes(path)
+    if data is None:
+        yield Finding("ok", ".voyager/brain.md does not exist yet; it is created on first save")
+        return
+    try:
+        text = brainfile.decode_text(data, path)
+        doc = brainfile.parse(text, path)
+    except CorruptFileError as exc:
+        hint = "`voyager-brain doctor --repair` moves it aside and starts a fresh brain.md"
+        if not repair:
+            yield Finding("error", str(exc), hint)
+            return
+        stamp = clock().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+        with storage.locked(path):
+            moved = storage.move_aside(path, stamp)
+        BrainManager(top, clock=clock).persist()
+        yield Finding(
+            "error", f"{exc}; moved to {moved.name} and started a fresh brain.md", repaired=True
+        )
+        return
+
+    yield Finding("ok", f"brain.md reads cleanly: {len(doc.entries)} entries")
+    for warning in doc.warnings:
+        yield Finding("warning", f"brain.md {warning}", "fix the heading by hand")
+
+    ours, reference = brainfile.heading_lines(text), brainfile.reference_heading_lines(text)
+    for line in sorted(set(ours) ^ set(reference)):
+        seen_by = "voyager-brain" if line in ours else "a markdown viewer"
+        yield Finding(
+            "warning",
+            f"brain.md line {line}: only {seen_by} reads a section heading here "
+            "(an unclosed code fence or HTML block nearby?)",
+            "close the block by hand so that both read the file alike",
+        )
+
+    keys = [e.key for e in doc.entries]
+    duplicates = len(keys) - len(set(keys))
+    if duplicates:
+        yield Finding(
+            "warning",
+            f"brain.md has {duplicates} duplicated entries (same type, time and text)",
+            "they are harmless; delete the copies by hand if you like",
+        )
+
+    yield from _check_secrets(top, doc.entries, repair, clock)
+
+
+def _check_secrets(
+    top: Path, entries: tuple[BrainEntry, ...], repair: bool, clock: Clock
+) -> Iterator[Finding]:
+    from .redact import find_secrets, redact
+
+    leaking = [e for e in entries if find_secrets(e.content)]
+    if not leaking:
+        yield Finding("ok", "brain.md holds no secrets that voyager-brain recognises")
+        return
+    message = f"brain.md: {len(leaking)} entries contain what looks like a secret"
+    if not repair:
+        yield Finding("error", message, "`doctor --repair` redacts them (check git history too)")
+        return
+    bm = BrainManager(top, clock=clock)
+    bm.load()
+    for entry in leaking:
+        if bm.remove(entry):
+            bm.update(dataclasses.replace(entry, content=redact(entry.content)))
+    bm.persist()
+    yield Finding(
+        "error",
+        message + "; redacted (the old text is still in git history)",
+        repaired=True,
+    )
+
+
+def _check_templates(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    overrides = top / ".voyager" / "templates"
+    if not overrides.is_dir():
+        return
+    templates = Templates(overrides)
+    sample = BrainEntry("observation", "## sample\n```\ncode", datetime(2026, 1, 1, tzinfo=UTC))
+    try:
+        brainfile.render(brainfile.BrainDocument("sample", entries=(sample,)), templates)
+    except BrainError as exc:
+        yield Finding("error", str(exc), "fix or delete the override")
+    else:
+        yield Finding("ok", ".voyager/templates/ overrides render readable sections")
+
+
+def _check_tmp(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    voyager = top / ".voyager"
+    if not voyager.is_dir():
+        return
+    now = time.time()
+    stale = [p for p in voyager.glob(".*.tmp") if now - p.stat().st_mtime > STALE_TMP_SECONDS]
+    for path in stale:
+        if repair:
+            path.unlink(missing_ok=True)
+        yield Finding(
+            "warning",
+            f"{path.name}: temporary file left by an interrupted write",
+            "`doctor --repair` removes it",
+            repaired=repair,
+        )

@@ -1,0 +1,51 @@
+"""The few exceptions voyager-brain raises.
+
+Every error a user can cause is a `BrainError`: its message is one line that names the
+file (and line or field) and says what was expected. The CLI prints it and exits 2; hooks
+print it and exit 0. Anything else escaping the library is a bug.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class BrainError(Exception):
+    """Base class: a problem the user can fix, described in one line."""
+
+
+class InvalidEntryError(BrainError, ValueError):
+    """A value given to the API (an entry type, a timestamp, a source) is not acceptable."""
+
+
+class NotInRepositoryError(BrainError):
+    """A command that needs a git repository was run outside one."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path}: not inside a git repository (run `git init` first, or pass --root)"
+        )
+        self.path = path
+
+
+class CorruptFileError(BrainError):
+    """A brain file cannot be read; it is never overwritten while in this state."""
+
+    def __init__(self, path: Path, detail: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {detail}")
+        self.path = path
+        self.line = line
+        self.detail = detail
+
+
+class ConfigError(BrainError):
+    """config.toml cannot be parsed, or a key has a value of the wrong type."""
+
+
+class LockTimeoutError(BrainError):
+    """Another process held a brain file's lock for longer than the configured timeout."""
+
+
+class TemplateError(BrainError):
+    """A template (built-in or from .voyager/templates/) renders something we cannot read back."""

@@ -1,0 +1,191 @@
+"""The values of the session brain (seed 002), as frozen dataclasses.
+
+This module imports nothing else from voyager_brain except its errors: the stores and the
+lifecycle build on it, never the other way round.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidEntryError
+
+#: The four entry types of seed 002, in the order the seed lists them.
+ENTRY_TYPES: tuple[str, ...] = ("observation", "decision", "loop_status", "reflection")
+
+#: How each type is spelled in a brain.md heading (``## Loop Status — ...``).
+TYPE_LABELS: dict[str, str] = {
+    "observation": "Observation",
+    "decision": "Decision",
+    "loop_status": "Loop Status",
+    "reflection": "Reflection",
+}
+LABEL_TYPES: dict[str, str] = {label: type_ for type_, label in TYPE_LABELS.items()}
+
+
+def utc_second(moment: datetime) -> datetime:
+    """`moment` in UTC, truncated to the second. A naive datetime is taken to be UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+def format_timestamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with a ``Z``, to the second: ``2026-03-21T14:30:00Z``."""
+    return utc_second(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Read an ISO 8601 time (``Z`` or an offset; no offset means UTC) as UTC to the second.
+
+    Raises ValueError when `text` is not such a time.
+    """
+    text = text.strip()
+    if len(text) < 10 or not text[:4].isdigit():
+        raise ValueError(f"not an ISO 8601 time: {text!r}")
+    return utc_second(datetime.fromisoformat(text))
+
+
+def estimate_tokens(text: str, chars_per_token: int = 4) -> int:
+    """The token estimate used everywhere: characters divided by `chars_per_token`, rounded up."""
+    return math.ceil(len(text) / chars_per_token)
+
+
+def _normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BrainEntry:
+    """One section of brain.md.
+
+    `timestamp` is kept to the second in UTC (a naive datetime is read as UTC); an entry
+    without one is stamped by `BrainManager.update()`. Line endings in `content` are
+    normalized to ``\\n`` and trailing newlines dropped. `source` says who wrote the
+    entry (``compact`` for compaction summaries); it is one line.
+    """
+
+    type: str
+    content: str
+    timestamp: datetime | None = None
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in TYPE_LABELS:
+            raise InvalidEntryError(
+                f"entry type: expected one of {', '.join(ENTRY_TYPES)}, got {self.type!r}"
+            )
+        if not isinstance(self.content, str):
+            raise InvalidEntryError(
+                f"entry content: expected a string, got {type(self.content).__name__}"
+            )
+        # Trailing newlines are not content: a hand edit that leaves a blank line at the
+        # end of a section must not make it a different entry.
+        object.__setattr__(self, "content", _normalize_newlines(self.content).rstrip("\n"))
+        if self.timestamp is not None:
+            if not isinstance(self.timestamp, datetime):
+                raise InvalidEntryError(
+                    f"entry timestamp: expected a datetime, got {type(self.timestamp).__name__}"
+                )
+            object.__setattr__(self, "timestamp", utc_second(self.timestamp))
+        if self.source is not None:
+            if not isinstance(self.source, str):
+                raise InvalidEntryError(
+                    f"entry source: expected a string, got {type(self.source).__name__}"
+                )
+            if "\n" in self.source or "\r" in self.source or "-->" in self.source:
+                raise InvalidEntryError(
+                    f"entry source: expected one line without '-->', got {self.source!r}"
+                )
+            object.__setattr__(self, "source", self.source.strip() or None)
+
+    @property
+    def label(self) -> str:
+        """The heading spelling of the type (``Loop Status``)."""
+        return TYPE_LABELS[self.type]
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """The entry's identity: type, timestamp and content. Same key, same entry."""
+        stamp = format_timestamp(self.timestamp) if self.timestamp is not None else ""
+        return (self.type, stamp, self.content)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "timestamp": format_timestamp(self.timestamp) if self.timestamp else None,
+            "source": self.source,
+            "content": self.content,
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BrainState:
+    """What `load()` returns: the brain.md text to inject, and a few facts about it."""
+
+    content: str
+    last_updated: datetime | None
+    entry_count: int
+    compacted: bool
+    entries: tuple[BrainEntry, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BrainStatus:
+    """What `get_status()` returns (seed 002's BrainStatus)."""
+
+    loaded: bool
+    path: Path
+    size_bytes: int
+    entry_count: int
+    last_compaction: datetime | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "loaded": self.loaded,
+            "path": str(self.path),
+            "size_bytes": self.size_bytes,
+            "entry_count": self.entry_count,
+            "last_compaction": (
+                format_timestamp(self.last_compaction) if self.last_compaction else None
+            ),
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CompactionReport:
+    """What `compact()` did: entries kept, merged, summarized and removed, sizes around it."""
+
+    entries_before: int
+    entries_after: int
+    kept: int  # entries carried over unchanged
+    merged: int  # exact or near-duplicate observations folded into a newer twin
+    superseded: int  # loop statuses older than the newest one
+    summarized: int  # entries folded into the summary
+    removed: int  # merged + superseded + summarized
+    summary: BrainEntry | None
+    bytes_before: int
+    bytes_after: int
+    tokens_before: int
+    tokens_after: int
+    budget_tokens: int
+
+    @property
+    def fits(self) -> bool:
+        """Whether the file now fits the budget (it may not when decisions alone exceed it)."""
+        return self.tokens_after <= self.budget_tokens
+
+    @property
+    def changed(self) -> bool:
+        return self.removed > 0 or self.summary is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["summary"] = self.summary.to_dict() if self.summary else None
+        data["fits"] = self.fits
+        data["changed"] = self.changed
+        return data

@@ -1,0 +1,455 @@
+"""What voyager-brain needs to know about the git repository it lives in.
+
+Agent hooks call into this module on every turn, so it uses only the standard library and,
+where the answer cannot be read from a file cheaply and correctly, a plain ``git``
+subprocess. `find_top` and `current_branch` read the file system directly and never start a
+process; `detect_project_name` starts one only when no manifest names the project;
+`brain_files_dirty` starts exactly one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+# json, tomllib, urllib.parse and subprocess are imported inside the functions that need
+# them: together they cost tens of milliseconds, and a hook that only wants `find_top` or
+# `current_branch` should not pay for them.
+
+__all__ = [
+    "brain_files_dirty",
+    "current_branch",
+    "detect_project_name",
+    "find_top",
+]
+
+# Seconds a git subprocess may take before we give up on it (and report nothing): a hook
+# that waits longer than this delays the agent's turn more than the answer is worth.
+_GIT_TIMEOUT = 5.0
+
+# Variables that tell git which repository, index or object store to use. A hook started by
+# git (pre-commit, post-checkout, ...) exports some of them; left in place they would make
+# our git look at that repository instead of `top`. This is `git rev-parse --local-env-vars`
+# minus the config ones, which carry the user's `git -c` settings and are safe to keep.
+_REPOSITORY_ENV = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_DIR",
+    "GIT_GRAFT_FILE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_PREFIX",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_SHALLOW_FILE",
+    "GIT_WORK_TREE",
+)
+
+_GITDIR_PREFIX = b"gitdir:"
+
+
+# -- the work tree --------------------------------------------------------------------------
+
+
+def find_top(start: str | os.PathLike[str]) -> Path | None:
+    """The top folder of the git work tree containing `start`, or None outside any repository.
+
+    `start` may be a folder or a file; one that does not exist counts from its nearest
+    existing parent. Symlinks are resolved, so the result is a real, absolute path. A folder
+    is a top when it holds a ``.git`` folder (with a ``HEAD``) or a ``.git`` file starting
+    with ``gitdir:`` (linked worktrees, submodules, ``--separate-git-dir``). Never starts a
+    process and never raises for an unreadable or odd path.
+    """
+    here = _resolve(Path(start))
+    if here is None:
+        return None
+    # The nearest existing ancestor: a path that does not exist yet (a file about to be
+    # written) belongs to the repository its folder is in.
+    while not _exists(here) and here.parent != here:
+        here = here.parent
+    if not _is_dir(here):
+        here = here.parent
+    for folder in (here, *here.parents):
+        if _git_entry(folder) is not None:
+            return folder
+    return None
+
+
+def _resolve(path: Path) -> Path | None:
+    """`path` made absolute with symlinks resolved; None when that is impossible."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        pass
+    # A symlink loop (RuntimeError before Python 3.13): make do with the path as written and
+    # let the walk up step over the loop. A relative path in a deleted cwd has no answer.
+    try:
+        return Path(os.path.abspath(path))
+    except (OSError, ValueError):
+        return None
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    # Path.exists() and friends raise PermissionError; on the hot path an unreadable folder
+    # must mean "not here", never a traceback.
+    try:
+        return path.stat()
+    except (OSError, ValueError):
+        return None
+
+
+def _exists(path: Path) -> bool:
+    return _stat(path) is not None
+
+
+def _is_dir(path: Path) -> bool:
+    st = _stat(path)
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
+def _git_entry(folder: Path) -> Path | None:
+    """``folder/.git`` when it marks a work tree top (see `find_top`), else None."""
+    entry = folder / ".git"
+    st = _stat(entry)
+    if st is None:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        # An empty or half-made .git folder is not a repository; git itself would keep
+        # looking further up, and so do we.
+        return entry if _exists(entry / "HEAD") else None
+    if stat.S_ISREG(st.st_mode):
+        try:
+            with entry.open("rb") as f:
+                head = f.read(len(_GITDIR_PREFIX))
+        except OSError:
+            return None
+        return entry if head == _GITDIR_PREFIX else None
+    return None
+
+
+def _git_dir(top: Path) -> Path | None:
+    """The git directory of the work tree whose top is `top` (following a ``gitdir:`` file)."""
+    entry = _git_entry(top)
+    if entry is None:
+        # Be forgiving when handed a folder inside the work tree rather than its top.
+        found = find_top(top)
+        entry = None if found is None else _git_entry(found)
+        if entry is None:
+            return None
+    if _is_dir(entry):
+        return entry
+    try:
+        text = entry.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    first = text.splitlines()[0] if text else ""
+    target = first[len("gitdir:") :].strip()
+    if not target:
+        return None
+    # A relative gitdir (submodules write one) is relative to the folder holding the file.
+    git_dir = entry.parent / target
+    return git_dir if _is_dir(git_dir) else None
+
+
+# -- branch -----------------------------------------------------------------------------------
+
+
+def current_branch(top: Path) -> str | None:
+    """The name of the checked-out branch (e.g. ``main``, ``feature/x``) of the work tree at `top`.
+
+    None when HEAD is detached, or when `top` is not in a repository. A branch with no commits
+    yet (just after ``git init``) is still the current branch. Reads ``HEAD`` from the git
+    directory (following a worktree's ``gitdir:`` file); starts no process, except on a
+    repository using the reftable ref store, whose ``HEAD`` file is only a placeholder.
+    """
+    git_dir = _git_dir(top)
+    if git_dir is None:
+        return None
+    head = git_dir / "HEAD"
+    try:
+        if head.is_symlink():
+            # Git before 1.5 made HEAD a symlink to the branch's ref file; still legal.
+            ref = os.readlink(head)
+        else:
+            text = head.read_text(encoding="utf-8")
+            if not text.startswith("ref:"):
+                return None  # detached: HEAD holds an object id
+            ref = text[len("ref:") :].strip()
+    except (OSError, ValueError):
+        return None
+    if ref == "refs/heads/.invalid":
+        # The reftable backend keeps HEAD inside the table and leaves this stub on disk so
+        # that old git versions refuse the repository; only git can tell us the truth.
+        ref = _git_text(top, "symbolic-ref", "--quiet", "HEAD") or ""
+    if not ref.startswith("refs/heads/"):
+        return None
+    return ref[len("refs/heads/") :] or None
+
+
+# -- project name -----------------------------------------------------------------------------
+
+
+def detect_project_name(top: Path) -> str:
+    """The project's name, detected from the files at the repository top.
+
+    The first of these that yields a non-empty name (surrounding white space stripped) wins:
+    ``package.json`` ``name``; ``pyproject.toml`` ``[project].name``, then
+    ``[tool.poetry].name``; ``Cargo.toml`` ``[package].name``; ``go.mod``'s module path (its
+    last element, skipping a major-version suffix: ``github.com/acme/widget/v2`` gives
+    ``widget``); the repository name in the URL of the git remote ``origin``, else of the other
+    remotes in config order; else the name of the `top` folder itself. A manifest that is
+    missing, unreadable or malformed, or lacks the field, is skipped: this never raises.
+    """
+    sources: tuple[Callable[[Path], str | None], ...] = (
+        _name_from_package_json,
+        _name_from_pyproject,
+        _name_from_cargo,
+        _name_from_go_mod,
+        _name_from_remotes,
+    )
+    for source in sources:
+        name = source(top)
+        if name:
+            return name
+    return Path(os.path.abspath(top)).name or str(top)
+
+
+def _clean(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    return value.strip() or None
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        # utf-8-sig: editors on Windows like to start JSON and TOML files with a BOM.
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, ValueError):
+        return None
+
+
+def _read_toml(path: Path) -> dict[str, Any] | None:
+    import tomllib
+
+    text = _read_text(path)
+    if text is None:
+        return None
+    try:
+        return tomllib.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _dig(data: object, *keys: str) -> object:
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _name_from_package_json(top: Path) -> str | None:
+    import json
+
+    text = _read_text(top / "package.json")
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return _clean(_dig(data, "name"))
+
+
+def _name_from_pyproject(top: Path) -> str | None:
+    data = _read_toml(top / "pyproject.toml")
+    return _clean(_dig(data, "project", "name")) or _clean(_dig(data, "tool", "poetry", "name"))
+
+
+def _name_from_cargo(top: Path) -> str | None:
+    return _clean(_dig(_read_toml(top / "Cargo.toml"), "package", "name"))
+
+
+_MAJOR_VERSION = re.compile(r"v[0-9]+")
+_GOPKG_VERSION = re.compile(r"\.v[0-9]+$")
+
+
+def _name_from_go_mod(top: Path) -> str | None:
+    text = _read_text(top / "go.mod")
+    if text is None:
+        return None
+    module = _go_module_path(text)
+    if module is None:
+        return None
+    parts = [p for p in module.split("/") if p]
+    if len(parts) > 1 and _MAJOR_VERSION.fullmatch(parts[-1]):
+        parts.pop()  # github.com/acme/widget/v2: the module is still "widget"
+    if not parts:
+        return None
+    name = parts[-1]
+    if module.startswith("gopkg.in/"):
+        name = _GOPKG_VERSION.sub("", name) or name  # gopkg.in/yaml.v3 is "yaml"
+    return _clean(name)
+
+
+def _go_module_path(text: str) -> str | None:
+    """The module path declared in go.mod `text`: ``module x`` or the block ``module (x)``."""
+    in_block = False
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if not line:
+            continue
+        if in_block:
+            if line == ")":
+                return None
+            return _unquote_go(line)
+        words = line.split(None, 1)
+        if words[0] != "module" and not words[0].startswith("module("):
+            continue
+        rest = line[len("module") :].strip()
+        if rest == "(":
+            in_block = True
+            continue
+        if rest.startswith("("):
+            rest = rest[1:].rstrip(")").strip()
+        return _unquote_go(rest) if rest else None
+    return None
+
+
+def _unquote_go(token: str) -> str | None:
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in '"`':
+        token = token[1:-1]
+    return token.strip() or None
+
+
+def _name_from_remotes(top: Path) -> str | None:
+    # Ask git rather than parse .git/config ourselves: it knows includes, worktrees' shared
+    # config, quoting and case rules. This runs only when no manifest names the project.
+    out = _git_bytes(top, "config", "-z", "--get-regexp", r"^remote\..*\.url$")
+    if not out:
+        return None
+    urls: list[tuple[str, str]] = []
+    for record in os.fsdecode(out).split("\0"):
+        key, _, url = record.partition("\n")
+        if not key.startswith("remote.") or not key.endswith(".url"):
+            continue
+        # Remote names may contain dots (remote.my.fork.url), so cut at both ends.
+        urls.append((key[len("remote.") : -len(".url")], url))
+    urls.sort(key=lambda pair: pair[0] != "origin")  # stable: the rest keep config order
+    for _remote, url in urls:
+        name = _repository_name_from_url(url)
+        if name:
+            return name
+    return None
+
+
+_SCP_LIKE = re.compile(r"^[^/\\:]+:")
+_DOS_DRIVE = re.compile(r"^[A-Za-z]:[/\\]")
+
+
+def _repository_name_from_url(url: str) -> str | None:
+    """The repository's name in a git remote URL, or None when it names none.
+
+    Understands ``https://host/owner/repo.git``, ``ssh://git@host:22/owner/repo``,
+    scp-style ``git@host:owner/repo.git``, ``file://`` URLs and local paths (including
+    Windows ones); trailing slashes and ``.git`` are ignored.
+    """
+    from urllib.parse import unquote, urlsplit
+
+    url = url.strip()
+    if "://" in url:
+        path = unquote(urlsplit(url).path)
+    elif _SCP_LIKE.match(url) and not _DOS_DRIVE.match(url):
+        # git@host:owner/repo: git's own rule is "a colon before any slash".
+        path = url.split(":", 1)[1]
+    else:
+        path = url
+    parts = [p for p in re.split(r"[/\\]+", path) if p]
+    if parts and parts[-1] == ".git":
+        parts.pop()  # /src/widget/.git: a non-bare repository used as a remote
+    if not parts:
+        return None
+    name = parts[-1].removesuffix(".git").strip()
+    return None if name in ("", ".", "..") else name
+
+
+# -- uncommitted brain files ----------------------------------------------------------------
+
+
+def brain_files_dirty(top: Path, paths: Sequence[str] = (".voyager",)) -> list[str]:
+    """The files under `paths` (relative to `top`) that have uncommitted changes, sorted.
+
+    Modified, staged, deleted and untracked files all count (ignored ones do not); each is
+    named as ``git status --porcelain`` names it, relative to the repository top, with both
+    names for a rename. Empty when nothing under `paths` changed, when `paths` is empty, and
+    when `top` is not in a repository or git is missing, slow or failing: this never raises.
+    """
+    if not paths or find_top(top) is None:
+        return []
+    out = _git_bytes(
+        top,
+        "--literal-pathspecs",
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--",
+        *paths,
+    )
+    if out is None:
+        return []
+    found: set[str] = set()
+    records = out.split(b"\0")
+    i = 0
+    while i < len(records):
+        record = records[i]
+        i += 1
+        if len(record) < 4:
+            continue  # the empty string after the final NUL
+        xy, path = record[:2], record[3:]
+        found.add(os.fsdecode(path))
+        if b"R" in xy or b"C" in xy:
+            # -z puts a rename's or copy's source in the next record, without a status.
+            if i < len(records) and records[i]:
+                found.add(os.fsdecode(records[i]))
+            i += 1
+    return sorted(found)
+
+
+# -- running git ------------------------------------------------------------------------------
+
+
+def _git_bytes(top: Path, *args: str) -> bytes | None:
+    """Stdout of ``git ARGS`` run in `top`, or None if git is missing, slow or fails."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_ENV}
+    # Never stop to ask for credentials or a pager, never take the index lock just to
+    # refresh stat data (that would race with the user's own git commands).
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    try:
+        done = subprocess.run(
+            ["git", "-c", "core.quotepath=off", "--no-pager", *args],
+            cwd=top,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=_GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _git_text(top: Path, *args: str) -> str | None:
+    out = _git_bytes(top, *args)
+    return None if out is None else os.fsdecode(out).strip()

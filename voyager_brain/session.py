@@ -1,0 +1,349 @@
+"""The session brain's lifecycle (seed 002): `BrainManager` over ``.voyager/brain.md``.
+
+::
+
+    session_start   -> load()      read brain.md, inject its content
+    turn_end        -> update()    add an entry in memory
+    session_compact -> compact()   summarize and prune, rewrite the file
+    session_end     -> persist()   write what this session added
+
+Nothing is lost when the file changes under a running session (another agent, a
+``git checkout``, a person): `persist()` and `compact()` re-read it under the lock and
+merge. Entries added elsewhere stay, entries removed elsewhere stay removed, and this
+session's additions and removals are applied on top. An entry's identity is its type,
+timestamp and content.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import os
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import brainfile, repo, storage
+from .brainfile import BrainDocument
+from .compaction import compact_entries
+from .config import Config, default_config_toml, load_config
+from .model import (
+    BrainEntry,
+    BrainState,
+    BrainStatus,
+    CompactionReport,
+    estimate_tokens,
+    format_timestamp,
+    parse_timestamp,
+)
+from .redact import redact
+from .render import Templates
+from .summarizer import get_summarizer
+
+Clock = Callable[[], datetime]
+
+GITIGNORE = """\
+# Local files of voyager-brain: locks, caches, files moved aside by `doctor --repair`.
+*.lock
+cache/
+*.corrupt
+.*.tmp
+"""
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def ensure_layout(voyager_dir: Path) -> list[Path]:
+    """Create ``.voyager/`` with its config.toml and .gitignore when missing.
+
+    Returns the files it created; existing files are never touched.
+    """
+    voyager_dir.mkdir(parents=True, exist_ok=True)
+    created = []
+    for name, text in ((".gitignore", GITIGNORE), ("config.toml", default_config_toml())):
+        path = voyager_dir / name
+        if not path.exists() and storage.create(path, text.encode()):
+            created.append(path)
+    return created
+
+
+def _last_compaction(doc: BrainDocument) -> datetime | None:
+    value = doc.meta.get("last_compaction")
+    if isinstance(value, datetime):  # YAML reads an unquoted time as a datetime
+        return value.astimezone(UTC)
+    try:
+        return parse_timestamp(str(value)) if value else None
+    except ValueError:
+        return None
+
+
+def _digest(data: bytes | None) -> bytes | None:
+    return None if data is None else hashlib.blake2b(data, digest_size=16).digest()
+
+
+class BrainManager:
+    """The session brain of one repository.
+
+    `root` may be any folder inside the repository; the brain lives at the repository's
+    top, in ``.voyager/brain.md``. Outside a repository, `root` itself is the top.
+    `config` is a `Config`, a mapping of config.toml keys, or None to read config.toml.
+    `clock` returns the current time (tests pass a fixed one).
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] = ".",
+        *,
+        config: Config | Mapping[str, Any] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        start = Path(root).expanduser().absolute()
+        self.top: Path = repo.find_top(start) or start
+        self.voyager_dir: Path = self.top / ".voyager"
+        self.path: Path = self.voyager_dir / "brain.md"
+        if config is None:
+            config = load_config(self.voyager_dir)
+        elif not isinstance(config, Config):
+            config = Config.from_mapping(config)
+        self.config: Config = config
+        self.clock: Clock = clock or utc_now
+        self.templates = Templates(self.voyager_dir / "templates")
+        self._loaded = False
+        self._reset(BrainDocument(), None, 0)
+
+    # -- state ------------------------------------------------------------------------
+
+    def _reset(self, doc: BrainDocument, data: bytes | None, chars: int) -> None:
+        """Make `doc` (whose file bytes are `data`) the base this session merges against."""
+        self._doc = doc
+        self._digest = _digest(data)
+        self._chars = chars
+        self._entries: list[BrainEntry] = list(doc.entries)
+        self._keys = {e.key for e in doc.entries}
+        self._base_keys = set(self._keys)
+
+    @property
+    def entries(self) -> tuple[BrainEntry, ...]:
+        """The entries as this session sees them, in file order."""
+        return tuple(self._entries)
+
+    @property
+    def project(self) -> str:
+        """The project name in brain.md's title (detected when the file has none yet)."""
+        if self._doc.project is None:
+            self._doc = self._doc.replace(project=repo.detect_project_name(self.top))
+        assert self._doc.project is not None
+        return self._doc.project
+
+    @property
+    def last_compaction(self) -> datetime | None:
+        """When brain.md was last compacted (its front matter), None if never."""
+        return _last_compaction(self._doc)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What was odd in brain.md when it was read (shown by `doctor`)."""
+        return self._doc.warnings
+
+    def _read_disk(self) -> tuple[BrainDocument, bytes | None, int]:
+        data = storage.read_bytes(self.path)
+        if data is None:
+            return BrainDocument(), None, 0
+        text = brainfile.decode_text(data, self.path)
+        return brainfile.parse(text, self.path), data, len(text)
+
+    def _brain_state(self, content: str) -> BrainState:
+        stamps = [e.timestamp for e in self._entries if e.timestamp is not None]
+        return BrainState(
+            content=content,
+            last_updated=max(stamps) if stamps else None,
+            entry_count=len(self._entries),
+            compacted=self.last_compaction is not None,
+            entries=tuple(self._entries),
+        )
+
+    # -- the lifecycle ----------------------------------------------------------------
+
+    def load(self) -> BrainState:
+        """Read brain.md (session_start). A missing file is an empty, uncompacted brain.
+
+        Raises `CorruptFileError` when the file cannot be read; it is left untouched.
+        """
+        doc, data, chars = self._read_disk()
+        self._reset(doc, data, chars)
+        self._loaded = True
+        content = brainfile.decode_text(data, self.path) if data is not None else ""
+        return self._brain_state(content)
+
+    def update(self, entry: BrainEntry) -> None:
+        """Add `entry` to the brain in memory (turn_end).
+
+        An entry without a timestamp is stamped from the clock; secrets in its content are
+        redacted now, so what is compared and merged is what will be written. Adding an
+        entry that is already there (same type, timestamp and content) changes nothing.
+        """
+        if not self._loaded:
+            self.load()
+        if entry.timestamp is None:
+            entry = dataclasses.replace(entry, timestamp=self.clock())
+        if self.config.redact_secrets:
+            source = redact(entry.source) if entry.source else entry.source
+            entry = dataclasses.replace(entry, content=redact(entry.content), source=source)
+        if entry.key not in self._keys:
+            self._keys.add(entry.key)
+            self._entries.append(entry)
+
+    def remove(self, entry: BrainEntry) -> bool:
+        """Remove the entry with `entry`'s identity from memory; False when absent.
+
+        `persist()` then removes it from the file too, even if other sessions wrote since.
+        """
+        if not self._loaded:
+            self.load()
+        if entry.key not in self._keys:
+            return False
+        self._keys.discard(entry.key)
+        self._entries = [e for e in self._entries if e.key != entry.key]
+        return True
+
+    def persist(self) -> None:
+        """Write this session's changes to brain.md (session_end).
+
+        Creates ``.voyager/`` and its files when missing. Merges with whatever is on disk
+        now; compacts first when auto_compact is on and the file is over the budget.
+        """
+        self._commit(force_compact=False)
+
+    def compact(self) -> CompactionReport:
+        """Summarize and prune (session_compact), then rewrite brain.md.
+
+        See `voyager_brain.compaction` for the rules. The time is recorded as
+        ``last_compaction`` in the front matter when anything changed.
+        """
+        report = self._commit(force_compact=True)
+        assert report is not None
+        return report
+
+    def get_status(self) -> BrainStatus:
+        """Where the brain is, how big, how many entries, when it was last compacted.
+
+        Before `load()` it describes the file on disk; after, this session's brain."""
+        doc = (
+            self._doc.replace(entries=tuple(self._entries))
+            if self._loaded
+            else (self._read_disk()[0])
+        )
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        return BrainStatus(self._loaded, self.path, size, len(doc.entries), _last_compaction(doc))
+
+    # -- writing ----------------------------------------------------------------------
+
+    def _merged_with(self, disk: BrainDocument) -> list[BrainEntry]:
+        """Disk's entries with this session's additions and removals applied."""
+        mine = self._keys
+        removed = self._base_keys - mine
+        result = [e for e in disk.entries if e.key not in removed]
+        present = {e.key for e in result}
+        result += [
+            e for e in self._entries if e.key not in self._base_keys and e.key not in present
+        ]
+        return result
+
+    def _commit(self, *, force_compact: bool) -> CompactionReport | None:
+        if not self._loaded:
+            self.load()
+        if not (self.voyager_dir / ".gitignore").exists():
+            ensure_layout(self.voyager_dir)
+        with storage.locked(self.path, self.config.lock_timeout_seconds):
+            data = storage.read_bytes(self.path)
+            unchanged = _digest(data) == self._digest
+            if unchanged:
+                disk, chars = self._doc, self._chars
+                entries = self._entries
+            else:
+                disk, data, chars = self._read_disk()
+                entries = self._merged_with(disk)
+            additions = [e for e in entries if e.key not in self._base_keys]
+            doc = disk.replace(entries=tuple(entries), project=disk.project or self.project)
+
+            grown = chars + sum(len(e.content) + 40 for e in additions)
+            report = None
+            if force_compact or (
+                self.config.auto_compact and grown > self.config.compact_budget_chars
+            ):
+                text, doc, report = self._compact_render(doc)
+            elif (
+                unchanged
+                and data is not None
+                and disk.appendable
+                and disk.project is not None
+                and len(entries) == len(self._base_keys) + len(additions)
+            ):
+                # Only additions to a file nobody touched: append them, don't re-render.
+                if additions:
+                    text = brainfile.render_sections(additions, self.templates)
+                    storage.append(self.path, text.encode())
+                    self._reset(doc, data + text.encode(), chars + len(text))
+                return None
+            else:
+                text = brainfile.render(doc, self.templates)
+
+            new_data = text.encode()
+            if new_data != data:
+                storage.atomic_write(self.path, new_data)
+            self._reset(doc, new_data, len(text))
+            if report is not None:
+                report = dataclasses.replace(
+                    report, bytes_before=len(data or b""), bytes_after=len(new_data)
+                )
+            return report
+
+    def _compact_render(self, doc: BrainDocument) -> tuple[str, BrainDocument, CompactionReport]:
+        """Compact `doc`; return the new file text, the new document and the report."""
+        sections: dict[tuple[str, str, str], str] = {}
+
+        def section(entry: BrainEntry) -> str:
+            text = sections.get(entry.key)
+            if text is None:
+                text = sections[entry.key] = "\n" + brainfile.render_section(entry, self.templates)
+            return text
+
+        stamped = doc.replace(meta={**doc.meta, "last_compaction": format_timestamp(self.clock())})
+        head = brainfile.render_head(doc, self.templates)
+        before = len(head) + sum(len(section(e)) for e in doc.entries)
+        result = compact_entries(
+            doc.entries,
+            budget_chars=self.config.compact_budget_chars,
+            fixed_chars=len(brainfile.render_head(stamped, self.templates)),
+            section_chars=lambda e: len(section(e)),
+            summarizer=get_summarizer(self.config.summarizer),
+        )
+        entries_before = len(doc.entries)
+        if result.entries != doc.entries:
+            doc = stamped.replace(entries=result.entries)
+            head = brainfile.render_head(doc, self.templates)
+        text = head + "".join(section(e) for e in doc.entries)
+        cpt = self.config.chars_per_token
+        report = CompactionReport(
+            entries_before=entries_before,
+            entries_after=len(doc.entries),
+            kept=len(doc.entries) - (1 if result.summary else 0),
+            merged=result.merged,
+            superseded=result.superseded,
+            summarized=result.summarized,
+            removed=result.merged + result.superseded + result.summarized,
+            summary=result.summary,
+            bytes_before=0,
+            bytes_after=0,
+            tokens_before=math.ceil(before / cpt),
+            tokens_after=estimate_tokens(text, cpt),
+            budget_tokens=self.config.compact_budget_tokens,
+        )
+        return text, doc, report
