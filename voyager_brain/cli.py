@@ -86,7 +86,7 @@ def _manager(ctx: click.Context) -> BrainManager:
     return BrainManager(start)
 
 
-def _rel(bm: BrainManager, path: Path) -> str:
+def _rel(path: Path) -> str:
     try:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
@@ -114,9 +114,9 @@ def init(ctx: click.Context) -> None:
         bm.persist()
         created.insert(0, bm.path)
     for path in created:
-        click.echo(f"created {_rel(bm, path)}")
+        click.echo(f"created {_rel(path)}")
     if not created:
-        click.echo(f"{_rel(bm, bm.voyager_dir)} is already set up; nothing to do")
+        click.echo(f"{_rel(bm.voyager_dir)} is already set up; nothing to do")
     else:
         click.echo(f"project: {bm.project}")
         click.echo(
@@ -167,7 +167,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     entries = data["entries"]
     kinds = ", ".join(f"{entries[t]} {t}" for t in ENTRY_TYPES if entries[t])
     rows = [
-        ("brain", _rel(bm, bm.path) + ("" if data["exists"] else " (not created yet)")),
+        ("brain", _rel(bm.path) + ("" if data["exists"] else " (not created yet)")),
         ("project", data["project"]),
         ("branch", data["branch"] or "(detached or unknown)"),
         (
@@ -210,17 +210,26 @@ def add(ctx: click.Context, entry_type: str, text: str, source: str | None, as_j
         raise UserError("TEXT is empty; give the entry's text, or - to read it from stdin")
     bm = _manager(ctx)
     bm.load()
-    before = len(bm.entries)
-    bm.update(BrainEntry(type=entry_type, content=text.rstrip("\n"), source=source))
-    entry = bm.entries[-1]
+    count = len(bm.entries)
+    stamped = BrainEntry(type=entry_type, content=text, timestamp=bm.clock(), source=source)
+    bm.update(stamped)
+    added = len(bm.entries) > count
+    # The stored entry (redacted); when it was already there, that earlier copy.
+    entry = next(
+        e
+        for e in reversed(bm.entries)
+        if (e.type, e.timestamp) == (stamped.type, stamped.timestamp)
+    )
     bm.persist()
-    added = len(bm.entries) > before or entry in bm.entries
     if as_json:
         print_json({"added": added, "path": str(bm.path), "entry": entry.to_dict()})
         return
+    if not added:
+        click.echo(f"already in {_rel(bm.path)}: the same {entry_type} at the same second")
+        return
     redacted = entry.content.count("[REDACTED:") - text.count("[REDACTED:")
     note = f" ({redacted} secret{'s' * (redacted != 1)} redacted)" if redacted > 0 else ""
-    click.echo(f"added {entry.type} {entry.key[1]} to {_rel(bm, bm.path)}{note}")
+    click.echo(f"added {entry.type} {entry.key[1]} to {_rel(bm.path)}{note}")
 
 
 # -- compact ------------------------------------------------------------------------------
@@ -241,7 +250,7 @@ def compact(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         print_json(report.to_dict())
         return
-    where = _rel(bm, bm.path)
+    where = _rel(bm.path)
     if not report.changed:
         click.echo(
             f"nothing to compact: {report.entries_after} entries, ~{report.tokens_after:,} "
