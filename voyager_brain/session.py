@@ -17,7 +17,6 @@ timestamp and content.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -27,7 +26,6 @@ from typing import Any
 
 from . import brainfile, repo, storage
 from .brainfile import BrainDocument
-from .compaction import compact_entries
 from .config import Config, default_config_toml, load_config
 from .model import (
     BrainEntry,
@@ -38,9 +36,7 @@ from .model import (
     format_timestamp,
     parse_timestamp,
 )
-from .redact import redact
 from .render import Templates
-from .summarizer import get_summarizer
 
 Clock = Callable[[], datetime]
 
@@ -81,10 +77,6 @@ def _last_compaction(doc: BrainDocument) -> datetime | None:
         return None
 
 
-def _digest(data: bytes | None) -> bytes | None:
-    return None if data is None else hashlib.blake2b(data, digest_size=16).digest()
-
-
 class BrainManager:
     """The session brain of one repository.
 
@@ -120,7 +112,8 @@ class BrainManager:
     def _reset(self, doc: BrainDocument, data: bytes | None, chars: int) -> None:
         """Make `doc` (whose file bytes are `data`) the base this session merges against."""
         self._doc = doc
-        self._digest = _digest(data)
+        # The bytes as read or written, to tell whether anyone changed the file since.
+        self._data = data
         self._chars = chars
         self._entries: list[BrainEntry] = list(doc.entries)
         self._keys = {e.key for e in doc.entries}
@@ -191,6 +184,8 @@ class BrainManager:
         if entry.timestamp is None:
             entry = dataclasses.replace(entry, timestamp=self.clock())
         if self.config.redact_secrets:
+            from .redact import redact  # compiles its patterns; not needed to load
+
             source = redact(entry.source) if entry.source else entry.source
             entry = dataclasses.replace(entry, content=redact(entry.content), source=source)
         if entry.key not in self._keys:
@@ -263,7 +258,7 @@ class BrainManager:
             ensure_layout(self.voyager_dir)
         with storage.locked(self.path, self.config.lock_timeout_seconds):
             data = storage.read_bytes(self.path)
-            unchanged = _digest(data) == self._digest
+            unchanged = data == self._data
             if unchanged:
                 disk, chars = self._doc, self._chars
                 entries = self._entries
@@ -307,6 +302,9 @@ class BrainManager:
 
     def _compact_render(self, doc: BrainDocument) -> tuple[str, BrainDocument, CompactionReport]:
         """Compact `doc`; return the new file text, the new document and the report."""
+        from .compaction import compact_entries
+        from .summarizer import get_summarizer
+
         sections: dict[tuple[str, str, str], str] = {}
 
         def section(entry: BrainEntry) -> str:
