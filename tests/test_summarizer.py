@@ -44,7 +44,9 @@ def test_keeps_the_newest_points_and_counts_the_rest() -> None:
     text = ExtractiveSummarizer().summarize(entries, 200)
     assert len(text) <= 200
     assert text.splitlines()[-1] == "- Point number T"
-    assert "earlier points omitted)" in text.splitlines()[1]
+    listed = [line for line in text.splitlines() if line.startswith("- Point number")]
+    assert text.splitlines()[1] == f"- (…{20 - len(listed)} earlier entries not listed)"
+    assert listed == [f"- Point number {chr(65 + n)}" for n in range(20 - len(listed), 20)]
 
 
 def test_earlier_summaries_contribute_their_points() -> None:
@@ -52,6 +54,14 @@ def test_earlier_summaries_contribute_their_points() -> None:
     first = s.summarize([entry("Alpha done", 0), entry("Beta done", 1)], 500)
     second = s.summarize([entry(first, 2, source="compact"), entry("Gamma done", 3)], 500)
     assert second.splitlines()[1:] == ["- Alpha done", "- Beta done", "- Gamma done"]
+
+
+def test_a_summary_of_summaries_drops_their_counters() -> None:
+    s = ExtractiveSummarizer()
+    first = s.summarize([entry(f"Point {chr(65 + n)}", n) for n in range(30)], 120)
+    assert "earlier entries not listed" in first
+    second = s.summarize([entry(first, 40, source="compact")], 500)
+    assert "not listed" not in second
 
 
 def test_get_summarizer_by_name() -> None:

@@ -284,10 +284,10 @@ def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
 
 def _scan(
     lines: list[str], start: int, offset: int
-) -> tuple[list[tuple[int, BrainEntry]], list[str], tuple[str, str, int] | None]:
-    """Find the section headings: (line index, entry without body), warnings, open fence."""
+) -> tuple[list[tuple[int, str, datetime]], list[str], tuple[str, str, int] | None]:
+    """Find the section headings: (line index, type, time), warnings, the open fence."""
     warnings: list[str] = []
-    headings: list[tuple[int, BrainEntry]] = []
+    headings: list[tuple[int, str, datetime]] = []
     fence: tuple[str, str, int] | None = None
     for i in range(start, len(lines)):
         line = lines[i]
@@ -302,7 +302,7 @@ def _scan(
                         "is not an ISO 8601 time; read as text of the section above"
                     )
                 else:
-                    headings.append((i, BrainEntry(LABEL_TYPES[m[1]], "", stamp)))
+                    headings.append((i, LABEL_TYPES[m[1]], stamp))
                     continue
         fence = _fence_step(line, fence)
     return headings, warnings, fence
@@ -312,7 +312,7 @@ def heading_lines(text: str) -> list[int]:
     """1-based line numbers of the section headings in brain.md's `text`."""
     _, body, offset = _split_front_matter(text, Path("brain.md"))
     headings, _, _ = _scan(body.split("\n"), 0, offset)
-    return [i + offset + 1 for i, _ in headings]
+    return [heading[0] + offset + 1 for heading in headings]
 
 
 def reference_heading_lines(text: str) -> list[int]:
@@ -353,13 +353,13 @@ def parse(data: bytes | str, path: Path) -> BrainDocument:
             start = 1
 
     headings, warnings, fence = _scan(lines, start, offset)
-    bounds = [i for i, _ in headings] + [len(lines)]
+    bounds = [heading[0] for heading in headings] + [len(lines)]
     preamble = decode_block(lines[start : bounds[0]])[0].strip("\n")
 
     entries = []
-    for n, (i, head) in enumerate(headings):
+    for n, (i, type_, stamp) in enumerate(headings):
         content, source = decode_block(lines[i + 1 : bounds[n + 1]])
-        entries.append(BrainEntry(head.type, content, head.timestamp, source))
+        entries.append(BrainEntry(type_, content, stamp, source))
 
     return BrainDocument(
         project=project,

@@ -29,6 +29,8 @@ LABEL_TYPES: dict[str, str] = {label: type_ for type_, label in TYPE_LABELS.item
 
 def utc_second(moment: datetime) -> datetime:
     """`moment` in UTC, truncated to the second. A naive datetime is taken to be UTC."""
+    if moment.tzinfo is UTC and not moment.microsecond:
+        return moment  # already normal: the common case when reading brain.md
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).replace(microsecond=0)
@@ -36,7 +38,7 @@ def utc_second(moment: datetime) -> datetime:
 
 def format_timestamp(moment: datetime) -> str:
     """ISO 8601 in UTC with a ``Z``, to the second: ``2026-03-21T14:30:00Z``."""
-    return utc_second(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_second(moment).isoformat()[:19] + "Z"
 
 
 def parse_timestamp(text: str) -> datetime:
@@ -73,6 +75,10 @@ class BrainEntry:
     content: str
     timestamp: datetime | None = None
     source: str | None = None
+    # The identity, computed once: it is compared for every entry on every persist.
+    _key: tuple[str, str, str] = dataclasses.field(
+        init=False, repr=False, compare=False, default=("", "", "")
+    )
 
     def __post_init__(self) -> None:
         if self.type not in TYPE_LABELS:
@@ -102,6 +108,8 @@ class BrainEntry:
                     f"entry source: expected one line without '-->', got {self.source!r}"
                 )
             object.__setattr__(self, "source", self.source.strip() or None)
+        stamp = format_timestamp(self.timestamp) if self.timestamp is not None else ""
+        object.__setattr__(self, "_key", (self.type, stamp, self.content))
 
     @property
     def label(self) -> str:
@@ -111,8 +119,7 @@ class BrainEntry:
     @property
     def key(self) -> tuple[str, str, str]:
         """The entry's identity: type, timestamp and content. Same key, same entry."""
-        stamp = format_timestamp(self.timestamp) if self.timestamp is not None else ""
-        return (self.type, stamp, self.content)
+        return self._key
 
     def to_dict(self) -> dict[str, Any]:
         return {

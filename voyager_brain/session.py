@@ -142,12 +142,13 @@ class BrainManager:
         """What was odd in brain.md when it was read (shown by `doctor`)."""
         return self._doc.warnings
 
-    def _read_disk(self) -> tuple[BrainDocument, bytes | None, int]:
+    def _read_disk(self) -> tuple[BrainDocument, bytes | None, str]:
+        """(document, bytes, text) of brain.md as it is now; empty when missing."""
         data = storage.read_bytes(self.path)
         if data is None:
-            return BrainDocument(), None, 0
+            return BrainDocument(), None, ""
         text = brainfile.decode_text(data, self.path)
-        return brainfile.parse(text, self.path), data, len(text)
+        return brainfile.parse(text, self.path), data, text
 
     def _brain_state(self, content: str) -> BrainState:
         stamps = [e.timestamp for e in self._entries if e.timestamp is not None]
@@ -166,11 +167,10 @@ class BrainManager:
 
         Raises `CorruptFileError` when the file cannot be read; it is left untouched.
         """
-        doc, data, chars = self._read_disk()
-        self._reset(doc, data, chars)
+        doc, data, text = self._read_disk()
+        self._reset(doc, data, len(text))
         self._loaded = True
-        content = brainfile.decode_text(data, self.path) if data is not None else ""
-        return self._brain_state(content)
+        return self._brain_state(text)
 
     def update(self, entry: BrainEntry) -> None:
         """Add `entry` to the brain in memory (turn_end).
@@ -263,7 +263,8 @@ class BrainManager:
                 disk, chars = self._doc, self._chars
                 entries = self._entries
             else:
-                disk, data, chars = self._read_disk()
+                disk, data, text = self._read_disk()
+                chars = len(text)
                 entries = self._merged_with(disk)
             additions = [e for e in entries if e.key not in self._base_keys]
             doc = disk.replace(entries=tuple(entries), project=disk.project or self.project)

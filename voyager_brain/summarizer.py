@@ -64,7 +64,7 @@ class ExtractiveSummarizer:
         prose = self._prose_lines(entry.content)
         if entry.source == "compact":
             # An earlier summary: its points are key lines already.
-            return [line for line in prose if not line.startswith("Summary of ")]
+            return [line for line in prose if not line.startswith(("Summary of ", "- (…", "(…"))]
         if not prose:
             return []
         signal = [line for line in prose if _SIGNAL.match(line)]
@@ -78,34 +78,36 @@ class ExtractiveSummarizer:
             span = f" from {format_timestamp(min(stamps))} to {format_timestamp(max(stamps))}"
         header = f"Summary of {len(entries)} earlier entries{span}:"
 
+        # Newest first, so that only the entries whose points fit are read at all
+        # (compaction may fold thousands); older ones are counted, not listed.
         points: list[str] = []
         seen: set[str] = set()
-        for entry in entries:
-            for line in self.key_lines(entry):
-                line = line.lstrip("-*+ ").strip()
-                if len(line) > _LINE_LIMIT:
-                    line = line[: _LINE_LIMIT - 1].rstrip() + "…"
-                norm = _normalize(line)
-                if norm and norm not in seen:
-                    seen.add(norm)
-                    points.append(f"- {line}")
-
-        # Keep the newest points that fit; say how many older ones were left out.
-        kept: list[str] = []
-        used = len(header)
-        for point in reversed(points):
-            marker = len(f"\n- (…{len(points)} earlier points omitted)")
-            if used + 1 + len(point) + marker > max_chars:
+        room = max_chars - len(header) - len(f"\n- (…{len(entries)} earlier entries not listed)")
+        unlisted = 0
+        for n, entry in enumerate(reversed(entries)):
+            fresh = [p for p in (_point(line) for line in self.key_lines(entry)) if p]
+            fresh = [p for p in dict.fromkeys(fresh) if _normalize(p) not in seen]
+            cost = sum(1 + len(p) for p in fresh)
+            if cost > room:
+                unlisted = len(entries) - n
                 break
-            kept.append(point)
-            used += 1 + len(point)
-        kept.reverse()
+            room -= cost
+            seen.update(_normalize(p) for p in fresh)
+            points[:0] = fresh
         lines = [header]
-        if len(kept) < len(points):
-            lines.append(f"- (…{len(points) - len(kept)} earlier points omitted)")
-        lines.extend(kept)
+        if unlisted:
+            lines.append(f"- (…{unlisted} earlier entries not listed)")
+        lines.extend(points)
         text = "\n".join(lines)
         return text if len(text) <= max_chars else header[:max_chars]
+
+
+def _point(line: str) -> str:
+    """A key line as a summary bullet: list markers stripped, long lines cut."""
+    line = line.lstrip("-*+ ").strip()
+    if len(line) > _LINE_LIMIT:
+        line = line[: _LINE_LIMIT - 1].rstrip() + "…"
+    return f"- {line}" if line else ""
 
 
 def get_summarizer(name: str) -> Summarizer:

@@ -1,0 +1,67 @@
+"""Templates: built-ins, per-project overrides, and the plain-Python renderings of the
+brain.md templates held to Jinja's output."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from voyager_brain.render import PYTHON_RENDERINGS, Templates, builtin_template_dir
+
+
+def test_python_renderings_stand_for_the_shipped_templates() -> None:
+    for name, (text, _) in PYTHON_RENDERINGS.items():
+        assert (builtin_template_dir() / name).read_text(encoding="utf-8") == text, name
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
+
+
+@given(label=_text, timestamp=_text, source=st.one_of(st.none(), _text), body=_text)
+def test_section_rendering_equals_jinja(
+    label: str, timestamp: str, source: str | None, body: str
+) -> None:
+    context = {"label": label, "type": "x", "timestamp": timestamp, "source": source, "body": body}
+    templates = Templates()
+    assert templates.render("brain/section.md.j2", **context) == templates.render_with_jinja(
+        "brain/section.md.j2", **context
+    )
+
+
+@given(project=_text)
+def test_title_rendering_equals_jinja(project: str) -> None:
+    templates = Templates()
+    assert templates.render("brain/title.md.j2", project=project) == (
+        templates.render_with_jinja("brain/title.md.j2", project=project)
+    )
+
+
+def test_an_override_is_rendered_by_jinja(tmp_path: Path) -> None:
+    (tmp_path / "brain").mkdir()
+    (tmp_path / "brain" / "title.md.j2").write_text(
+        "# {{ project | upper }} Brain — Session Context\n"
+    )
+    assert Templates(tmp_path).render("brain/title.md.j2", project="p") == (
+        "# P Brain — Session Context\n"
+    )
+    assert (
+        Templates(tmp_path).render(
+            "brain/section.md.j2", label="Decision", timestamp="t", source=None, body="b"
+        )
+        == "## Decision — t\nb\n"
+    )
+
+
+def test_persisting_without_overrides_does_not_import_jinja(repo: Path) -> None:
+    code = (
+        "import sys\nfrom voyager_brain import BrainManager, BrainEntry\n"
+        f"bm = BrainManager({str(repo)!r})\n"
+        "bm.update(BrainEntry('observation', 'x'))\nbm.persist()\n"
+        "print('jinja2' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
