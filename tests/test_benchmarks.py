@@ -1,0 +1,59 @@
+"""The benchmark script runs end to end (a smoke check: no timing is asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _table_rows(text: str, title: str) -> list[str]:
+    """The data rows of the table under the ``## <title>...`` heading."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"## {title}"))
+    rows = []
+    for line in lines[start + 1 :]:
+        if line.startswith("## "):
+            break
+        if line.startswith("| ") and not line.startswith("| what "):
+            rows.append(line)
+    return rows
+
+
+def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
+    output = tmp_path / "results.md"
+    committed = ROOT / "benchmarks" / "results.md"
+    before = committed.read_bytes() if committed.exists() else None
+    done = subprocess.run(
+        [sys.executable, "benchmarks/run.py", "--smoke", "--output", str(output)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = output.read_text(encoding="utf-8")
+    assert text.startswith("# voyager-brain benchmarks\n")
+    assert "Python: " in text and "Platform: " in text
+
+    load = _table_rows(text, "Load")
+    assert len(load) == 1 and "load()" in load[0] and "20 entries" in load[0]
+    persist = _table_rows(text, "Persist")
+    assert len(persist) == 3
+    assert any("fast path" in row for row in persist)
+    assert any("fresh process" in row for row in persist)
+    assert any("changed on disk" in row for row in persist)
+    compaction = _table_rows(text, "Compaction")
+    assert len(compaction) == 1 and "50 →" in compaction[0]
+    startup = _table_rows(text, "Process startup")
+    assert len(startup) == 3
+    for row in load + persist + compaction + startup:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert len(cells) == 8, row
+        float(cells[3])  # ours (ms) is a number
+
+    assert "## Missed targets" in text
+    # --output is honoured: the committed results are left alone.
+    assert (committed.read_bytes() if committed.exists() else None) == before
