@@ -137,11 +137,6 @@ class BrainManager:
         """When brain.md was last compacted (its front matter), None if never."""
         return _last_compaction(self._doc)
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What was odd in brain.md when it was read (shown by `doctor`)."""
-        return self._doc.warnings
-
     def _read_disk(self) -> tuple[BrainDocument, bytes | None, str]:
         """(document, bytes, text) of brain.md as it is now; empty when missing."""
         data = storage.read_bytes(self.path)
@@ -227,11 +222,10 @@ class BrainManager:
         """Where the brain is, how big, how many entries, when it was last compacted.
 
         Before `load()` it describes the file on disk; after, this session's brain."""
-        doc = (
-            self._doc.replace(entries=tuple(self._entries))
-            if self._loaded
-            else (self._read_disk()[0])
-        )
+        if self._loaded:
+            doc = self._doc.replace(entries=tuple(self._entries))
+        else:
+            doc = self._read_disk()[0]
         try:
             size = self.path.stat().st_size
         except FileNotFoundError:
