@@ -90,6 +90,7 @@ _VC_NODOT = r"""[^\s"'`,;(){}\[\]<>&|.]"""
 # `os.environ["PW"]` are code.
 _END = r"""(?=\.*(?:[\s"'`,;)}\]>&|]|\Z))"""
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_MAX_UNQUOTED = 1000
 
 
 def _unquoted(*, identifiers_are_code: bool, needs_digit: bool) -> str:
@@ -99,6 +100,9 @@ def _unquoted(*, identifiers_are_code: bool, needs_digit: bool) -> str:
     often examples and loop variables than real credentials, and a real secret is longer.
     """
     checks = [
+        # Longer runs are data (minified code, base64 blobs) more often than a credential,
+        # and the bound keeps every check below linear in the length of the text.
+        rf"(?!{_VC}{{{_MAX_UNQUOTED + 1}}})",
         # At least 6 characters, not counting dots that end a sentence.
         rf"(?={_VC}{{5,}}{_VC_NODOT})",
         # $VAR / ${VAR} / %s / *** / @file / !vault / # comment, or `==`, `::`, `~/`.
@@ -135,21 +139,27 @@ def _key(keyword: str) -> str:
     )
 
 
-_QUOTED_VALUE = r"""
+# One character of a quoted value: an escape, or anything but the closing quote.
+_QCHAR = r"(?:\\.|(?!(?P=q))[^\\\n])"
+_QUOTED_VALUE = rf"""
     (?P<q>["'`])
     (?P<value>
         (?![\s,;()])                            # `print("token: ", tok, " x")`
-        (?!\$[{(]|\$[A-Za-z_][A-Za-z0-9_]*(?P=q))   # ${VAR}, $(cmd), $VAR
-        (?![{])                                 # {name}, {{ template }}
+        (?!\$[{{(]|\$[A-Za-z_][A-Za-z0-9_]*(?P=q))  # shell: $VAR, braced, $(cmd)
+        (?![{{])                                # format fields, templates
         (?!<[^<>\n]*>(?P=q))                    # <your token here>
         (?!%[s(])                               # %s, %(password)s
-        (?!\*+(?P=q))                           # ******
+        (?![*xX]+(?P=q))                        # ******, XXXX
+        (?!{_QCHAR}*?\*\*\*)                    # :**** is masked already
+        (?!\#[0-9A-Fa-f]{{3,8}}(?P=q))          # a colour: `Token: "#cccccc"`
         (?!(?i:none|null|nil|true|false|undefined)(?P=q))
-        (?!\.{0,2}/[A-Za-z0-9._/-]*(?P=q))        # a path
-        (?!(?:\\.|(?!(?P=q))[^\\\n])*?\[REDACTED:)  # already redacted (idempotence)
-        (?:\\.|(?!(?P=q))[^\\\n])+
+        (?!\.{{0,2}}/[A-Za-z0-9._/-]*(?P=q))    # a path
+        (?!{_QCHAR}*?\[REDACTED:)               # redacted already (idempotence)
+        (?={_QCHAR}*?[A-Za-z0-9])               # `token = "'"` is punctuation
+        {_QCHAR}+
+        (?<!\s)                                 # `token = "Bearer " + jwt`
     )
-    (?P=q)(?=[\s,;:.)}\]>]|\Z)
+    (?P=q)(?=[\s,;:.)}}\]>]|\Z)
 """
 
 # A Python annotation between key and `=`: `password: str = "..."`.
@@ -287,7 +297,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         "url-password",
         r"""(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://
             [^\s:/@?#"'`<>\[\]]*:
-            (?P<value>(?![${]|%s@|%\(|\*+@)[^\s/?#"'`<>\[\]]+)
+            (?P<value>(?![${]|%s@|%\(|\*+@)[^\s/?"'`<>\[\]]+)
             @[^\s/?#@"'`<>]""",
     ),
     # `Authorization: Basic dXNlcjpwYXNz`, `-H "Authorization: Bearer …"`. The scheme is
@@ -313,7 +323,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _pattern(
         "password",
-        r"""\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]+["']?[^\s:"'@\[\]]+:
+        r"""\bcurl\b[^\n]{0,1000}?[ \t](?:-u|--user)[ \t=]+["']?[^\s:"'@\[\]]+:
             (?P<value>(?![$%{*])[^\s"'\[\]]+)""",
     ),
     # Key/value assignments last: the more specific names above win when the value is a
