@@ -266,25 +266,40 @@ def test_auto_compaction_can_be_turned_off(repo: Path, clock: TickingClock) -> N
 
 # -- real processes -----------------------------------------------------------------------
 
+# Each cycle is a whole session: load, add an observation, persist (an append), and
+# every third cycle also a loop status and a compaction, which rewrites the whole file
+# (atomic replace) to drop the older loop statuses. Observations are never dropped: the
+# budget is huge, and texts differ by letters (compaction merges observations that differ
+# only in digits). A line is printed once persist() or compact() has returned.
 WRITER = textwrap.dedent(
     """
     import sys
     from voyager_brain import BrainEntry, BrainManager
     root, name, cycles = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    config = {"auto_compact": False, "compact_budget_tokens": 10**9}
     for n in range(cycles):
-        bm = BrainManager(root, config={"auto_compact": False})
+        text = f"{name} cycle " + "".join("abcdefghij"[int(d)] for d in str(n))
+        bm = BrainManager(root, config=config)
         bm.load()
-        bm.update(BrainEntry("observation", f"{name} cycle {n}"))
-        bm.persist()
-        print(f"{name} cycle {n}", flush=True)
+        bm.update(BrainEntry("observation", text))
+        if n % 3 == 2:
+            bm.update(BrainEntry("loop_status", f"{name} iteration {n}"))
+            bm.compact()
+        else:
+            bm.persist()
+        print(text, flush=True)
     """
 )
+
+
+def letters(n: int) -> str:
+    return "".join("abcdefghij"[int(d)] for d in str(n))
 
 
 def test_four_processes_times_25_cycles_lose_nothing(repo: Path) -> None:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(repo), f"writer-{w}", "25"],
+            [sys.executable, "-c", WRITER, str(repo), f"writer-{letters(w)}", "25"],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -293,9 +308,9 @@ def test_four_processes_times_25_cycles_lose_nothing(repo: Path) -> None:
     for p in procs:
         p.communicate(timeout=300)
         assert p.returncode == 0
-    contents = {e.content for e in brain_entries(repo)}
-    expected = {f"writer-{w} cycle {n}" for w in range(4) for n in range(25)}
-    assert contents == expected
+    observations = {e.content for e in brain_entries(repo) if e.type == "observation"}
+    expected = {f"writer-{letters(w)} cycle {letters(n)}" for w in range(4) for n in range(25)}
+    assert observations == expected
 
 
 def test_sigkill_at_random_moments_never_loses_a_persisted_entry(repo: Path) -> None:
@@ -304,7 +319,7 @@ def test_sigkill_at_random_moments_never_loses_a_persisted_entry(repo: Path) -> 
     committed: set[str] = set()
     for trial in range(100):
         proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(repo), f"t{trial}", "1000"],
+            [sys.executable, "-c", WRITER, str(repo), f"t-{letters(trial)}", "1000"],
             stdout=subprocess.PIPE,
             text=True,
         )
