@@ -235,7 +235,175 @@ def test_python_dash_m_and_console_script_agree(tmp_path: Path) -> None:
     assert out == run_cli("--version", cwd=tmp_path).stdout
 
 
-def test_every_command_is_in_the_cli_reference() -> None:
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+def test_cli_reference_is_up_to_date() -> None:
+    import importlib.util
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    spec = importlib.util.spec_from_file_location(
+        "make_cli_reference", docs / "make_cli_reference.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (docs / "cli.md").read_text() == module.reference(), (
+        "run: python docs/make_cli_reference.py"
+    )
     for path in commands(cli_group):
-        assert f"## voyager-brain {' '.join(path)}\n" in doc
+        assert f"## voyager-brain {' '.join(path)}\n" in module.reference()
+
+
+# -- the project state: save, show, import, status ----------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def test_init_writes_brain_json_with_every_field(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    data = json.loads((repo / ".voyager" / "brain.json").read_text())
+    assert list(data) == [
+        "version",
+        "project",
+        "lastUpdated",
+        "sessionCount",
+        "facts",
+        "decisions",
+        "activeState",
+        "keyFiles",
+        "knownIssues",
+        "preferences",
+        "nextSteps",
+    ]
+    assert (data["version"], data["project"], data["sessionCount"]) == ("1.0.2", "project", 0)
+    assert data["facts"] == {"stack": [], "architecture": "", "environment": {}, "custom": []}
+
+
+def test_save_round_trip_through_the_cli(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    first = run_cli(
+        "save",
+        "-",
+        cwd=repo,
+        input=json.dumps(
+            {
+                "facts": {"stack": ["TypeScript"], "architecture": "Monolith"},
+                "decisions": [
+                    {
+                        "what": "Use PostgreSQL over MongoDB",
+                        "why": "Data is relational",
+                        "when": "2026-02-15",
+                        "reversible": True,
+                    }
+                ],
+                "nextSteps": ["Fix WebSocket idle timeout"],
+            }
+        ),
+    )
+    assert first.returncode == 0, first.stderr
+    assert "+ decisions: Use PostgreSQL over MongoDB" in first.stdout
+    assert "~ facts.architecture: (empty) -> Monolith" in first.stdout
+    update = repo / "update.json"
+    update.write_text(
+        json.dumps(
+            {
+                "facts": {"stack": ["Express"]},
+                "decisions": [{"what": "Use PostgreSQL over MongoDB", "why": "Joins"}],
+                "nextSteps": [],
+            }
+        )
+    )
+    second = run_cli("save", str(update), "--json", cwd=repo)
+    report = json.loads(second.stdout)
+    assert report["session_count"] == 2
+    assert {
+        "op": "change",
+        "path": "decisions[Use PostgreSQL over MongoDB].why",
+        "old": "Data is relational",
+        "new": "Joins",
+    } in report["changes"]
+    data = json.loads((repo / ".voyager" / "brain.json").read_text())
+    assert data["facts"]["stack"] == ["TypeScript", "Express"]
+    assert data["decisions"] == [
+        {
+            "what": "Use PostgreSQL over MongoDB",
+            "why": "Joins",
+            "when": "2026-02-15",
+            "reversible": True,
+        }
+    ]
+    assert data["nextSteps"] == []
+    shown = run_cli("show", cwd=repo).stdout
+    assert "- Use PostgreSQL over MongoDB (2026-02-15, reversible)\n  why: Joins" in shown
+    assert json.loads(run_cli("show", "decisions", "--json", cwd=repo).stdout) == data["decisions"]
+
+
+def test_save_rejects_a_bad_update_and_leaves_the_file(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    before = (repo / ".voyager" / "brain.json").read_bytes()
+    bad = run_cli("save", cwd=repo, input='{"knownIssues": [{"issue": "x", "severity": "urgent"}]}')
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == (
+        "voyager-brain: stdin: knownIssues[0].severity: expected one of low, medium, high, "
+        'critical, got "urgent"'
+    )
+    not_json = run_cli("save", cwd=repo, input="{nope")
+    assert not_json.returncode == 2 and "stdin: not valid JSON" in not_json.stderr
+    assert "Traceback" not in bad.stderr + not_json.stderr
+    assert (repo / ".voyager" / "brain.json").read_bytes() == before
+
+
+def test_save_keeps_and_reports_unknown_fields(repo: Path) -> None:
+    result = run_cli("save", cwd=repo, input='{"ticket": "WS-12", "facts": {"db": "pg"}}')
+    assert result.returncode == 0
+    assert "note: ticket is not a field of brain.json" in result.stderr
+    assert "note: facts.db is not a field of brain.json" in result.stderr
+    data = json.loads((repo / ".voyager" / "brain.json").read_text())
+    assert data["ticket"] == "WS-12" and data["facts"]["db"] == "pg"
+
+
+def test_import_llm_brain_merges_an_existing_file(repo: Path) -> None:
+    import shutil
+
+    (repo / ".llm-brain").mkdir()
+    shutil.copy(FIXTURES / "llm-brain" / "brain.json", repo / ".llm-brain" / "brain.json")
+    run_cli("save", cwd=repo, input='{"facts": {"stack": ["Python"]}}')
+    result = run_cli("import", "llm-brain", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert "+ decisions: Use PostgreSQL over MongoDB" in result.stdout
+    data = json.loads((repo / ".voyager" / "brain.json").read_text())
+    assert data["facts"]["stack"] == ["Python", "TypeScript", "Express"]
+    assert data["project"] == "project" and data["sessionCount"] == 2
+    assert run_cli("import", "llm-brain", "nowhere.json", cwd=repo).returncode == 2
+
+
+def test_status_reports_the_project_state(repo: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("")
+    run_cli(
+        "save",
+        cwd=repo,
+        input=json.dumps(
+            {
+                "activeState": {"currentGoal": "Ship", "blockers": ["CI is red"]},
+                "keyFiles": [{"path": "src/app.py"}, {"path": "src/gone.py", "role": "old"}],
+            }
+        ),
+    )
+    data = json.loads(run_cli("status", "--json", cwd=repo).stdout)["state"]
+    assert data["blockers"] == ["CI is red"] and data["current_goal"] == "Ship"
+    assert data["missing_key_files"] == ["src/gone.py"]
+    assert data["counts"]["key_files"] == 2 and data["session_count"] == 1
+    text = run_cli("status", cwd=repo).stdout
+    assert "blockers   CI is red" in text and "src/gone.py" in text
+
+
+def test_doctor_moves_a_corrupt_brain_json_aside(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    path = repo / ".voyager" / "brain.json"
+    path.write_text('{"decisions": [{"why": "no what"}]}')
+    result = run_cli("doctor", cwd=repo)
+    assert result.returncode == 1
+    assert "decisions[0].what: expected a non-empty string, got null" in result.stdout
+    assert run_cli("save", cwd=repo, input="{}").returncode == 2
+    assert run_cli("doctor", "--repair", cwd=repo).returncode == 0
+    assert len(list(path.parent.glob("brain.json.*.corrupt"))) == 1
+    assert json.loads(path.read_text())["sessionCount"] == 0

@@ -14,10 +14,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 LAYERS = [
     {"errors"},
     {"model", "storage", "redact", "repo", "render", "config"},
-    {"brainfile", "summarizer"},
+    {"brainfile", "summarizer", "state"},
     {"compaction"},
     {"session"},
-    {"doctor", "demo", "__init__"},
+    {"doctor", "demo", "show", "__init__"},
     {"cli", "__main__"},
 ]
 

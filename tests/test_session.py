@@ -64,6 +64,8 @@ def test_persist_creates_voyager_folder_and_its_files(repo: Path) -> None:
     bm.persist()
     assert sorted(p.name for p in (repo / ".voyager").iterdir()) == [
         ".gitignore",
+        "brain.json",
+        "brain.json.lock",
         "brain.md",
         "brain.md.lock",
         "config.toml",
@@ -77,7 +79,8 @@ def test_persist_creates_voyager_folder_and_its_files(repo: Path) -> None:
         check=True,
     ).stdout
     assert ".voyager/brain.md" in out and ".voyager/config.toml" in out
-    assert "brain.md.lock" not in out
+    assert ".voyager/brain.json" in out
+    assert ".lock" not in out
 
 
 def test_root_may_be_any_folder_inside_the_repository(repo: Path) -> None:
@@ -218,7 +221,7 @@ def test_unchanged_file_gets_new_sections_appended(repo: Path, clock: TickingClo
     assert path.stat().st_ino == inode
     assert path.read_bytes().startswith(before_bytes)
     assert render(parse(path.read_bytes(), path), Templates()) == path.read_text()
-    assert path.read_text().endswith("## Observation — 2026-03-21T14:31:00Z\ntwo\n")
+    assert path.read_text().endswith(f"## Observation — {bm.entries[-1].key[1]}\ntwo\n")
 
 
 def test_corrupt_brain_is_never_overwritten(repo: Path) -> None:

@@ -1,12 +1,13 @@
 """voyager-brain: memory for coding agents, kept inside the project's git repository.
 
-The session brain (seed 002)::
+The session brain (seed 002) and the project state (seed 000)::
 
     from voyager_brain import BrainManager, BrainEntry
 
     bm = BrainManager(".")
     state = bm.load()                                   # session_start
     bm.update(BrainEntry(type="observation", content="Task: ..."))   # turn_end
+    bm.merge_state({"nextSteps": ["Write integration tests"]})      # brain.json
     bm.compact()                                        # session_compact
     bm.persist()                                        # session_end
 
@@ -22,10 +23,12 @@ from .errors import (
     InvalidEntryError,
     LockTimeoutError,
     NotInRepositoryError,
+    StateError,
     TemplateError,
 )
 from .model import ENTRY_TYPES, BrainEntry, BrainState, BrainStatus, CompactionReport
 from .session import BrainManager
+from .state import ProjectState
 
 __version__ = "0.1.0"
 
@@ -43,6 +46,8 @@ __all__ = [
     "InvalidEntryError",
     "LockTimeoutError",
     "NotInRepositoryError",
+    "ProjectState",
+    "StateError",
     "TemplateError",
     "__version__",
 ]

@@ -66,7 +66,9 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 
     The session brain lives in .voyager/brain.md: timestamped sections (observations,
     decisions, loop status, reflections) that agents add every turn, compacted when the
-    file grows, and reviewed in pull requests like any document.
+    file grows, and reviewed in pull requests like any document. The project state
+    lives in .voyager/brain.json: facts, decisions, active state, key files, known
+    issues, preferences and next steps, merged by fixed per-field rules at every save.
     """
     ctx.obj = root if root is not None else Path.cwd()
 
@@ -101,18 +103,19 @@ def _rel(path: Path) -> str:
 def init(ctx: click.Context) -> None:
     """Create .voyager/ at the top of this git repository.
 
-    Writes brain.md (the session brain), config.toml (every setting, commented, with its
-    default) and a .gitignore for local files (locks, cache). Existing files are kept.
+    Writes brain.md (the session brain), brain.json (the project state, every field
+    empty), config.toml (every setting, commented, with its default) and a .gitignore for
+    local files (locks, cache). Existing files are kept.
     """
     from .session import ensure_layout
 
     bm = _manager(ctx)
-    existed = bm.path.exists()
+    missing = [p for p in (bm.path, bm.state_path) if not p.exists()]
     created = ensure_layout(bm.voyager_dir)
     bm.load()
-    if not existed:
+    if missing:
         bm.persist()
-        created.insert(0, bm.path)
+        created[:0] = missing
     for path in created:
         click.echo(f"created {_rel(path)}")
     if not created:
@@ -151,6 +154,30 @@ def status_data(bm: BrainManager) -> dict[str, Any]:
             format_timestamp(status.last_compaction) if status.last_compaction else None
         ),
         "uncommitted": repo.brain_files_dirty(bm.top),
+        "state": state_summary(bm),
+    }
+
+
+def state_summary(bm: BrainManager) -> dict[str, Any]:
+    """brain.json at a glance: items per section, open blockers, key files gone missing."""
+    st = bm.state
+    return {
+        "path": str(bm.state_path),
+        "exists": bm.state_path.exists(),
+        "session_count": st.session_count,
+        "last_updated": st.last_updated,
+        "counts": {
+            "stack": len(st.facts.get("stack", [])),
+            "custom_facts": len(st.facts.get("custom", [])),
+            "decisions": len(st.decisions),
+            "in_progress": len(st.active_state.get("inProgress", [])),
+            "key_files": len(st.key_files),
+            "known_issues": len(st.known_issues),
+            "next_steps": len(st.next_steps),
+        },
+        "current_goal": st.active_state.get("currentGoal") or None,
+        "blockers": list(st.active_state.get("blockers", [])),
+        "missing_key_files": [f["path"] for f in st.key_files if not (bm.top / f["path"]).exists()],
     }
 
 
@@ -185,6 +212,27 @@ def status(ctx: click.Context, as_json: bool) -> None:
             else "brain files committed",
         ),
     ]
+    st = data["state"]
+    counts = st["counts"]
+    rows += [
+        (
+            "state",
+            _rel(Path(st["path"]))
+            + (f", {st['session_count']} sessions" if st["exists"] else " (not created yet)"),
+        ),
+        (
+            "sections",
+            f"{counts['decisions']} decisions, {counts['known_issues']} known issues, "
+            f"{counts['key_files']} key files, {counts['stack'] + counts['custom_facts']} "
+            f"facts, {counts['next_steps']} next steps",
+        ),
+        ("goal", st["current_goal"] or "(none)"),
+        ("blockers", "; ".join(st["blockers"]) or "none"),
+    ]
+    if st["missing_key_files"]:
+        rows.append(
+            ("missing", "key files not in the working tree: " + ", ".join(st["missing_key_files"]))
+        )
     for name, value in rows:
         click.echo(f"{name:<10} {value}")
 
@@ -271,6 +319,158 @@ def compact(ctx: click.Context, as_json: bool) -> None:
             "  still over budget: decisions, the summary and the newest loop status are "
             "never dropped; raise compact_budget_tokens in .voyager/config.toml"
         )
+
+
+# -- project state: save, show, import ----------------------------------------------
+
+
+def _read_json(source: str, label: str) -> Any:
+    """JSON from a file path or `-` (stdin), as one clear error when it is not JSON."""
+    if source == "-":
+        text, where = sys.stdin.read(), "stdin"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise UserError(f"{source}: no such file")
+        text, where = path.read_text(encoding="utf-8-sig"), source
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{where}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); "
+            f"expected {label}"
+        ) from None
+
+
+def _report_changes(
+    changes: list[Any], unknown: list[str], as_json: bool, extra: dict[str, Any]
+) -> None:
+    if as_json:
+        print_json({"changes": [c.to_dict() for c in changes], "unknown_fields": unknown, **extra})
+        return
+    for path in unknown:
+        click.echo(f"note: {path} is not a field of brain.json; kept as given", err=True)
+    for change in changes:
+        click.echo(change.describe())
+    if not changes:
+        click.echo("no changes")
+
+
+@cli.command()
+@click.argument("source", metavar="[FILE|-]", default="-")
+@json_option
+@click.pass_context
+def save(ctx: click.Context, source: str, as_json: bool) -> None:
+    """Merge a partial brain.json into the project state and save it.
+
+    FILE (or stdin, `-`, the default) holds a JSON object with any subset of brain.json's
+    fields. They are merged by the per-field rules (facts.stack grows, decisions are
+    upserted by `what`, nextSteps is replaced, ...), validated, and written to
+    .voyager/brain.json; then the changes are printed. This is what an agent or a
+    script calls at the end of a session.
+    """
+    from . import state as project_state
+
+    update = _read_json(source, "a JSON object with brain.json fields")
+    where = "stdin" if source == "-" else source
+    unknown = project_state.validate(update, where)
+    bm = _manager(ctx)
+    bm.load()
+    before = bm.state.data
+    after = bm.merge_state(update).data
+    changes = project_state.diff(before, after)
+    bm.persist()
+    final = bm.state
+    _report_changes(
+        changes,
+        unknown,
+        as_json,
+        {"session_count": final.session_count, "last_updated": final.last_updated},
+    )
+
+
+SECTIONS = {
+    "facts": "facts",
+    "decisions": "decisions",
+    "active": "activeState",
+    "activeState": "activeState",
+    "keyFiles": "keyFiles",
+    "files": "keyFiles",
+    "knownIssues": "knownIssues",
+    "issues": "knownIssues",
+    "preferences": "preferences",
+    "nextSteps": "nextSteps",
+    "next": "nextSteps",
+}
+
+
+@cli.command()
+@click.argument("section", required=False, type=click.Choice(sorted(SECTIONS)))
+@json_option
+@click.pass_context
+def show(ctx: click.Context, section: str | None, as_json: bool) -> None:
+    """Print the project state (brain.json) readably.
+
+    SECTION limits it to one part: facts, decisions, active, files, issues, preferences
+    or next (or the field's own name, e.g. knownIssues).
+    """
+    from .show import render_state
+
+    bm = _manager(ctx)
+    data = bm.state.data
+    field = SECTIONS[section] if section else None
+    if as_json:
+        print_json(data[field] if field else data)
+        return
+    click.echo(render_state(data, field), nl=False)
+
+
+@cli.group(name="import")
+def import_() -> None:
+    """Bring memory from another tool into this repository's brain."""
+
+
+@import_.command(name="llm-brain")
+@click.argument("path", required=False, type=click.Path(dir_okay=True, path_type=Path))
+@json_option
+@click.pass_context
+def import_llm_brain(ctx: click.Context, path: Path | None, as_json: bool) -> None:
+    """Merge an llm-brain state file (same schema) into .voyager/brain.json.
+
+    PATH is the file, or a folder holding .llm-brain/brain.json; default: the repository's
+    own .llm-brain/brain.json. Its fields are merged by the same rules as `save` (and
+    count as one save); its version, project name, lastUpdated and sessionCount are not
+    copied.
+    """
+    from . import state as project_state
+
+    bm = _manager(ctx)
+    if path is None:
+        path = bm.top / ".llm-brain" / "brain.json"
+    elif path.is_dir():
+        path = (
+            path / ".llm-brain" / "brain.json"
+            if (path / ".llm-brain").is_dir()
+            else path / "brain.json"
+        )
+    if not path.is_file():
+        raise UserError(f"{path}: no such file (expected an llm-brain brain.json)")
+    imported = project_state.loads(path.read_bytes(), path)
+    update = {
+        k: v for k, v in imported.items() if k not in project_state.MANAGED and k != "project"
+    }
+    bm.load()
+    before = bm.state.data
+    after = bm.merge_state(update).data
+    changes = project_state.diff(before, after)
+    bm.persist()
+    final = bm.state
+    _report_changes(
+        changes,
+        [],
+        as_json,
+        {"imported": str(path), "session_count": final.session_count},
+    )
 
 
 # -- doctor -------------------------------------------------------------------------------

@@ -39,7 +39,14 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
     """Run every check on the repository at `top`."""
     clock = clock or utc_now
     findings: list[Finding] = []
-    for check in (_check_layout, _check_config, _check_brain, _check_templates, _check_tmp):
+    for check in (
+        _check_layout,
+        _check_config,
+        _check_brain,
+        _check_state,
+        _check_templates,
+        _check_tmp,
+    ):
         findings.extend(check(top, repair, clock))
     return findings
 
@@ -117,6 +124,46 @@ def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         )
 
     yield from _check_secrets(top, doc.entries, repair, clock)
+
+
+def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    from . import state
+
+    path = top / ".voyager" / "brain.json"
+    data = storage.read_bytes(path)
+    if data is None:
+        yield Finding("ok", ".voyager/brain.json does not exist yet; it is created on first save")
+        return
+    try:
+        document = state.loads(data, path)
+    except CorruptFileError as exc:
+        if not repair:
+            hint = "`voyager-brain doctor --repair` moves it aside and starts a fresh brain.json"
+            yield Finding("error", str(exc), hint)
+            return
+        stamp = clock().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+        with storage.locked(path):
+            moved = storage.move_aside(path, stamp)
+        BrainManager(top, clock=clock).persist()
+        yield Finding(
+            "error", f"{exc}; moved to {moved.name} and started a fresh brain.json", repaired=True
+        )
+        return
+    unknown = state.validate(document, "brain.json")
+    yield Finding(
+        "ok",
+        f"brain.json reads cleanly: {len(document['decisions'])} decisions, "
+        f"{len(document['knownIssues'])} known issues, {len(document['keyFiles'])} key files",
+    )
+    for field in unknown:
+        yield Finding("warning", f"brain.json: {field} is not a field of the schema (kept)")
+    missing = [f["path"] for f in document["keyFiles"] if not (top / f["path"]).exists()]
+    if missing:
+        yield Finding(
+            "warning",
+            f"brain.json: key files not in the working tree: {', '.join(missing)}",
+            "save an update of keyFiles, or restore the files",
+        )
 
 
 def _check_secrets(

@@ -39,6 +39,10 @@ class CorruptFileError(BrainError):
         self.detail = detail
 
 
+class StateError(BrainError, ValueError):
+    """A brain.json update (or file) has a field of the wrong type or value."""
+
+
 class ConfigError(BrainError):
     """config.toml cannot be parsed, or a key has a value of the wrong type."""
 

@@ -1,4 +1,5 @@
-"""The session brain's lifecycle (seed 002): `BrainManager` over ``.voyager/brain.md``.
+"""The session brain's lifecycle (seed 002): `BrainManager` over ``.voyager/brain.md``
+and the project state in ``.voyager/brain.json`` (seed 000).
 
 ::
 
@@ -6,6 +7,8 @@
     turn_end        -> update()    add an entry in memory
     session_compact -> compact()   summarize and prune, rewrite the file
     session_end     -> persist()   write what this session added
+
+`update()` adds brain.md entries; `merge_state()` is its counterpart for brain.json.
 
 Nothing is lost when the file changes under a running session (another agent, a
 ``git checkout``, a person): `persist()` and `compact()` re-read it under the lock and
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import brainfile, repo, storage
+from . import state as project_state
 from .brainfile import BrainDocument
 from .config import Config, default_config_toml, load_config
 from .model import (
@@ -37,6 +41,7 @@ from .model import (
     parse_timestamp,
 )
 from .render import Templates
+from .state import ProjectState
 
 Clock = Callable[[], datetime]
 
@@ -97,6 +102,7 @@ class BrainManager:
         self.top: Path = repo.find_top(start) or start
         self.voyager_dir: Path = self.top / ".voyager"
         self.path: Path = self.voyager_dir / "brain.md"
+        self.state_path: Path = self.voyager_dir / "brain.json"
         if config is None:
             config = load_config(self.voyager_dir)
         elif not isinstance(config, Config):
@@ -106,6 +112,9 @@ class BrainManager:
         self.templates = Templates(self.voyager_dir / "templates")
         self._loaded = False
         self._reset(BrainDocument(), None, 0)
+        self._reset_state(None)
+        # sessionCount goes up once per BrainManager session that saves project state.
+        self._session_counted = False
 
     # -- state ------------------------------------------------------------------------
 
@@ -119,6 +128,12 @@ class BrainManager:
         self._keys = {e.key for e in doc.entries}
         self._base_keys = set(self._keys)
 
+    def _reset_state(self, document: dict[str, Any] | None) -> None:
+        """Make `document` (None: no brain.json yet) the project state merged against."""
+        self._state_base = document
+        self._state_view: dict[str, Any] | None = document
+        self._state_updates: list[dict[str, Any]] = []
+
     @property
     def entries(self) -> tuple[BrainEntry, ...]:
         """The entries as this session sees them, in file order."""
@@ -126,9 +141,12 @@ class BrainManager:
 
     @property
     def project(self) -> str:
-        """The project name in brain.md's title (detected when the file has none yet)."""
+        """The project name: brain.md's title, else brain.json's `project`, else detected
+        from the repository (manifests, the git remote, the folder name)."""
         if self._doc.project is None:
-            self._doc = self._doc.replace(project=repo.detect_project_name(self.top))
+            stored = (self._state_base or {}).get("project")
+            name = stored if isinstance(stored, str) and stored else None
+            self._doc = self._doc.replace(project=name or repo.detect_project_name(self.top))
         assert self._doc.project is not None
         return self._doc.project
 
@@ -144,6 +162,10 @@ class BrainManager:
             return BrainDocument(), None, ""
         text = brainfile.decode_text(data, self.path)
         return brainfile.parse(text, self.path), data, text
+
+    def _read_state(self) -> dict[str, Any] | None:
+        data = storage.read_bytes(self.state_path)
+        return None if data is None else project_state.loads(data, self.state_path)
 
     def _brain_state(self, content: str) -> BrainState:
         stamps = [e.timestamp for e in self._entries if e.timestamp is not None]
@@ -164,6 +186,7 @@ class BrainManager:
         """
         doc, data, text = self._read_disk()
         self._reset(doc, data, len(text))
+        self._reset_state(self._read_state())
         self._loaded = True
         return self._brain_state(text)
 
@@ -204,9 +227,12 @@ class BrainManager:
         """Write this session's changes to brain.md (session_end).
 
         Creates ``.voyager/`` and its files when missing. Merges with whatever is on disk
-        now; compacts first when auto_compact is on and the file is over the budget.
+        now; compacts first when auto_compact is on and the file is over the budget. Then
+        brain.json: this session's `merge_state()` updates are applied again, under the
+        lock, to the state on disk, so concurrent sessions' saves combine by the rules.
         """
         self._commit(force_compact=False)
+        self._commit_state()
 
     def compact(self) -> CompactionReport:
         """Summarize and prune (session_compact), then rewrite brain.md.
@@ -216,6 +242,7 @@ class BrainManager:
         """
         report = self._commit(force_compact=True)
         assert report is not None
+        self._commit_state()
         return report
 
     def get_status(self) -> BrainStatus:
@@ -231,6 +258,63 @@ class BrainManager:
         except FileNotFoundError:
             size = 0
         return BrainStatus(self._loaded, self.path, size, len(doc.entries), _last_compaction(doc))
+
+    # -- the project state (brain.json) ---------------------------------------------
+
+    @property
+    def state(self) -> ProjectState:
+        """The project state as this session sees it (brain.json plus pending updates)."""
+        if not self._loaded:
+            self.load()
+        return ProjectState(self._current_state())
+
+    def _current_state(self) -> dict[str, Any]:
+        if self._state_view is None:
+            self._state_view = project_state.empty_state(self.project, self.clock())
+        return self._state_view
+
+    def merge_state(self, update: Mapping[str, Any]) -> ProjectState:
+        """Merge a partial brain.json (any subset of its fields) into the project state
+        in memory, by the seed's per-field rules; `persist()` writes it.
+
+        Raises `StateError` (field path and what was expected) for a bad update, leaving
+        the state as it was. Strings are redacted for secrets first. Unknown fields are
+        kept; `voyager_brain.state.validate` lists them.
+        """
+        if not self._loaded:
+            self.load()
+        project_state.validate(update, "update")
+        if self.config.redact_secrets:
+            from .redact import redact
+
+            update = project_state.redact_strings(dict(update), redact)
+        first = not self._state_updates and not self._session_counted
+        self._state_view = project_state.merge(
+            self._current_state(), update, now=self.clock(), new_session=first
+        )
+        self._state_updates.append(dict(update))
+        return ProjectState(self._state_view)
+
+    def _commit_state(self) -> None:
+        """Write brain.json: create it when missing, else replay this session's updates
+        on the state on disk, under the lock."""
+        if not self._state_updates and self.state_path.exists():
+            return
+        with storage.locked(self.state_path, self.config.lock_timeout_seconds):
+            data = storage.read_bytes(self.state_path)
+            now = self.clock()
+            if data is None:
+                result = project_state.empty_state(self.project, now)
+            else:
+                result = project_state.loads(data, self.state_path)
+            for n, update in enumerate(self._state_updates):
+                first = n == 0 and not self._session_counted
+                result = project_state.merge(result, update, now=now, new_session=first)
+            blob = project_state.dumps(result).encode()
+            if blob != data:
+                storage.atomic_write(self.state_path, blob)
+        self._session_counted = self._session_counted or bool(self._state_updates)
+        self._reset_state(result)
 
     # -- writing ----------------------------------------------------------------------
 
