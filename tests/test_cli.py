@@ -216,6 +216,9 @@ def test_demo_runs_the_whole_lifecycle(tmp_path: Path) -> None:
     for step in ("load()", "update()", "compact()", "persist()", "get_status()", "git diff"):
         assert step in out
     assert "+## Decision — " in out  # the diff of session 2
+    assert '+      "what": "Rotate refresh tokens on every use",' in out
+    state = json.loads((tmp_path / "scratch" / ".voyager" / "brain.json").read_text())
+    assert state["sessionCount"] == 2 and len(state["decisions"]) == 2
     brain = (tmp_path / "scratch" / ".voyager" / "brain.md").read_text()
     assert "<!-- source: compact -->" in brain
     assert "OPENAI_API_KEY=[REDACTED:openai-key]" in out and "sk-proj-" not in brain

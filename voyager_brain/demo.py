@@ -1,7 +1,7 @@
 """`voyager-brain demo`: two scripted agent sessions on a scratch repository.
 
 It drives the same calls an agent loop or a hook makes (load, update, compact, persist)
-and prints what each did, then the status and the `git diff` of brain.md, so a new user
+and prints what each did, then the status and the `git diff` of the brain files, so a new user
 sees the whole product in one command. The clock is scripted, so the output is the same
 on every run apart from the folder name.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 from . import repo
 from .model import BrainEntry
 from .session import BrainManager, ensure_layout
+from .state import diff
 
 Echo = Callable[[str], None]
 
@@ -41,6 +42,31 @@ _SESSION_ONE = [
     ("observation", "Outcome: tests passing, 3 iterations"),
     ("loop_status", "Iteration: 4/10\nCircuit breaker: CLOSED\nProgress: Steady — 2 files"),
 ]
+_STATE_ONE = {
+    "facts": {"stack": ["Python", "FastAPI"], "architecture": "Stateless API on 3 nodes"},
+    "decisions": [
+        {
+            "what": "Use JWT over server-side sessions",
+            "why": "The API runs on 3 nodes without shared memory",
+            "when": "2026-03-21",
+            "reversible": True,
+        }
+    ],
+    "activeState": {"currentGoal": "Auth flow", "recentlyCompleted": ["Auth flow tests"]},
+    "keyFiles": [{"path": "src/auth.py", "role": "Token issue and check"}],
+    "nextSteps": ["Add refresh tokens", "Rate-limit the login endpoint"],
+}
+_STATE_TWO = {
+    "decisions": [
+        {
+            "what": "Rotate refresh tokens on every use",
+            "why": "Reuse of an old token reveals theft",
+            "when": "2026-03-21",
+        }
+    ],
+    "activeState": {"currentGoal": "Refresh tokens", "recentlyCompleted": ["Token rotation"]},
+    "nextSteps": ["Rate-limit the login endpoint"],
+}
 _SESSION_TWO = [
     ("observation", "Task: Add refresh tokens\nStarted from the JWT decision above"),
     ("decision", "Refresh tokens rotate on every use; reuse revokes the family"),
@@ -120,8 +146,13 @@ def run_demo(directory: Path | None, echo: Echo) -> Path:
         f"observation and {report.superseded} older loop statuses, "
         f"summarized {report.summarized} old entries into 1 reflection"
     )
+    bm.merge_state(_STATE_ONE)
+    echo("merge_state() facts, 1 decision, goal, 1 key file, 2 next steps into brain.json")
     bm.persist()
-    echo(f"persist()  .voyager/brain.md, {bm.get_status().size_bytes:,} bytes")
+    echo(
+        f"persist()  .voyager/brain.md, {bm.get_status().size_bytes:,} bytes; "
+        f".voyager/brain.json, session {bm.state.session_count}"
+    )
     _git(top, "add", ".voyager")
     _git(top, "commit", "-q", "-m", "brain: session 1")
     echo("git commit -m 'brain: session 1'")
@@ -136,8 +167,14 @@ def run_demo(directory: Path | None, echo: Echo) -> Path:
     for kind, text in _SESSION_TWO:
         bm.update(BrainEntry(kind, text))
         echo(f"update()   {kind:<12} {_first_line(text)}")
+    before = bm.state.data
+    after = bm.merge_state(_STATE_TWO).data
+    echo("merge_state() " + "; ".join(c.describe() for c in diff(before, after)))
     bm.persist()
-    echo(f"persist()  appended {len(_SESSION_TWO)} sections to .voyager/brain.md")
+    echo(
+        f"persist()  appended {len(_SESSION_TWO)} sections to .voyager/brain.md; "
+        f"brain.json is at session {bm.state.session_count}"
+    )
 
     status = bm.get_status()
     echo("\n== get_status()")
@@ -147,7 +184,7 @@ def run_demo(directory: Path | None, echo: Echo) -> Path:
     last = status.last_compaction
     echo(f"last_compaction  {last:%Y-%m-%dT%H:%M:%SZ}" if last else "last_compaction  never")
 
-    echo("\n== git diff .voyager/brain.md (what session 2 adds to the pull request)")
-    echo(_git(top, "diff", "--", ".voyager/brain.md").rstrip("\n"))
+    echo("\n== git diff .voyager (what session 2 adds to the pull request)")
+    echo(_git(top, "diff", "--", ".voyager/brain.md", ".voyager/brain.json").rstrip("\n"))
     echo(f"\nThe brain is in {top / '.voyager' / 'brain.md'}; try `voyager-brain -C {top} status`.")
     return top
