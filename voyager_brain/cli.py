@@ -7,7 +7,6 @@ click's own usage errors exit 2 as well.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -313,7 +312,8 @@ def compact(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"  kept        {report.kept}")
     click.echo(f"  merged      {report.merged} duplicate observations")
     click.echo(f"  superseded  {report.superseded} older loop statuses")
-    click.echo(f"  summarized  {report.summarized} entries into 1 reflection")
+    if report.summary is not None:
+        click.echo(f"  summarized  {report.summarized} entries into 1 reflection")
     if not report.fits:
         click.echo(
             "  still over budget: decisions, the summary and the newest loop status are "
@@ -533,7 +533,5 @@ def demo(directory: Path | None) -> None:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point of the `voyager-brain` console script."""
-    # Keep output in UTF-8 even on consoles that default to something else.
-    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
     cli.main(args=argv, prog_name="voyager-brain")
     raise SystemExit(0)  # pragma: no cover - cli.main always exits
