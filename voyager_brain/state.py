@@ -281,16 +281,41 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def _canon(value: Any) -> str:
+    """A JSON value's identity: unlike Python's ==, true is not 1 and {"a": 1} is not
+    {"a": true}."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is _MISSING or b is _MISSING:
+        return a is b
+    return _canon(a) == _canon(b)
+
+
 def _dedup(items: list[Any]) -> list[Any]:
     out: list[Any] = []
+    seen: set[str] = set()
     for item in items:
-        if item not in out:
+        key = _canon(item)
+        if key not in seen:
+            seen.add(key)
             out.append(item)
     return out
 
 
 def _union(old: list[Any], new: list[Any]) -> list[Any]:
-    return _dedup(old + new)
+    return _dedup(old + [_fresh(item) for item in new])
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of an update's value as a merge stores it: lists without duplicates, at
+    every depth, so that merging the same value again changes nothing."""
+    if isinstance(value, dict):
+        return {key: _fresh(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return _dedup([_fresh(item) for item in value])
+    return value
 
 
 def _union_dedup(old: list[str], new: list[str]) -> list[str]:
@@ -306,18 +331,19 @@ def _union_dedup(old: list[str], new: list[str]) -> list[str]:
 def _recent(old: list[Any], new: list[Any], keep: int) -> list[Any]:
     # An item completed again moves to the newest position (the end).
     fresh = _dedup(new)
-    return ([item for item in _dedup(old) if item not in fresh] + fresh)[-keep:]
+    again = {_canon(item) for item in fresh}
+    return ([item for item in _dedup(old) if _canon(item) not in again] + fresh)[-keep:]
 
 
 def _deep_merge(old: Any, new: Any) -> Any:
     if isinstance(old, dict) and isinstance(new, dict):
         out = dict(old)
         for key, value in new.items():
-            out[key] = _deep_merge(old[key], value) if key in old else copy.deepcopy(value)
+            out[key] = _deep_merge(old[key], value) if key in old else _fresh(value)
         return out
     if isinstance(old, list) and isinstance(new, list):
-        return _union(old, copy.deepcopy(new))
-    return copy.deepcopy(new)
+        return _union(old, new)
+    return _fresh(new)
 
 
 def _upsert(old: list[dict[str, Any]], new: list[dict[str, Any]], key: str) -> list[Any]:
@@ -420,11 +446,12 @@ def dumps(state: Mapping[str, Any]) -> str:
 
 
 def loads(data: bytes, path: Path) -> dict[str, Any]:
-    """Read brain.json. Raises `CorruptFileError` (file, line, what is wrong) when the
-    bytes are not JSON or the document breaks the schema; the file is never rewritten
-    in that state."""
+    """Read brain.json. Raises `CorruptFileError` when the bytes are not JSON (naming the
+    file and line) or the document breaks the schema (naming the file and the field);
+    the file is never rewritten in that state."""
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors add
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise CorruptFileError(path, "not valid UTF-8; expected a JSON text file", line) from None
@@ -488,7 +515,7 @@ def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
 
 
 def _diff(path: str, old: Any, new: Any) -> Iterator[Change]:
-    if old == new:
+    if _same(old, new):
         return
     if old is _MISSING or new is _MISSING:
         yield Change(
@@ -512,8 +539,9 @@ def _diff(path: str, old: Any, new: Any) -> Iterator[Change]:
             else:
                 yield from _diff(f"{path}[{k}]", olds[k], news[k])
     elif isinstance(old, list) and isinstance(new, list):
-        added = [x for x in new if x not in old]
-        removed = [x for x in old if x not in new]
+        olds_set, news_set = {_canon(x) for x in old}, {_canon(x) for x in new}
+        added = [x for x in new if _canon(x) not in olds_set]
+        removed = [x for x in old if _canon(x) not in news_set]
         yield from (Change("add", path, None, x) for x in added)
         yield from (Change("remove", path, x, None) for x in removed)
         if not added and not removed:
@@ -579,11 +607,11 @@ class ProjectState:
 
 
 def redact_strings(value: Any, redact: Any) -> Any:
-    """`value` with `redact` applied to every string in it (keys are left alone)."""
+    """`value` with `redact` applied to every string in it, object keys included."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, list):
         return [redact_strings(item, redact) for item in value]
     if isinstance(value, dict):
-        return {key: redact_strings(item, redact) for key, item in value.items()}
+        return {redact(key): redact_strings(item, redact) for key, item in value.items()}
     return value
