@@ -342,11 +342,27 @@ def _read_json(source: str, label: str) -> Any:
         ) from None
 
 
-def _report_changes(
-    changes: list[Any], unknown: list[str], as_json: bool, extra: dict[str, Any]
+def _save_update(
+    bm: BrainManager, update: Any, unknown: list[str], as_json: bool, extra: dict[str, Any]
 ) -> None:
+    """Merge `update` into brain.json, write it, and print what changed."""
+    from .state import diff
+
+    bm.load()
+    before = bm.state.data
+    changes = diff(before, bm.merge_state(update).data)
+    bm.persist()
+    final = bm.state
     if as_json:
-        print_json({"changes": [c.to_dict() for c in changes], "unknown_fields": unknown, **extra})
+        print_json(
+            {
+                "changes": [c.to_dict() for c in changes],
+                "unknown_fields": unknown,
+                "session_count": final.session_count,
+                "last_updated": final.last_updated,
+                **extra,
+            }
+        )
         return
     for path in unknown:
         click.echo(f"note: {path} is not a field of brain.json; kept as given", err=True)
@@ -374,19 +390,7 @@ def save(ctx: click.Context, source: str, as_json: bool) -> None:
     update = _read_json(source, "a JSON object with brain.json fields")
     where = "stdin" if source == "-" else source
     unknown = project_state.validate(update, where)
-    bm = _manager(ctx)
-    bm.load()
-    before = bm.state.data
-    after = bm.merge_state(update).data
-    changes = project_state.diff(before, after)
-    bm.persist()
-    final = bm.state
-    _report_changes(
-        changes,
-        unknown,
-        as_json,
-        {"session_count": final.session_count, "last_updated": final.last_updated},
-    )
+    _save_update(_manager(ctx), update, unknown, as_json, {})
 
 
 SECTIONS = {
@@ -459,18 +463,7 @@ def import_llm_brain(ctx: click.Context, path: Path | None, as_json: bool) -> No
     update = {
         k: v for k, v in imported.items() if k not in project_state.MANAGED and k != "project"
     }
-    bm.load()
-    before = bm.state.data
-    after = bm.merge_state(update).data
-    changes = project_state.diff(before, after)
-    bm.persist()
-    final = bm.state
-    _report_changes(
-        changes,
-        [],
-        as_json,
-        {"imported": str(path), "session_count": final.session_count},
-    )
+    _save_update(bm, update, [], as_json, {"imported": str(path)})
 
 
 # -- doctor -------------------------------------------------------------------------------

@@ -77,6 +77,22 @@ def _check_config(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         yield Finding("ok", "config.toml: every key is known and valid")
 
 
+def _unreadable(
+    top: Path, path: Path, exc: CorruptFileError, repair: bool, clock: Clock
+) -> Finding:
+    """A brain file we cannot read: explain, or (repair) move it aside and start afresh."""
+    if not repair:
+        hint = f"`voyager-brain doctor --repair` moves it aside and starts a fresh {path.name}"
+        return Finding("error", str(exc), hint)
+    stamp = clock().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    with storage.locked(path):
+        moved = storage.move_aside(path, stamp)
+    BrainManager(top, clock=clock).persist()
+    return Finding(
+        "error", f"{exc}; moved to {moved.name} and started a fresh {path.name}", repaired=True
+    )
+
+
 def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     path = top / ".voyager" / "brain.md"
     data = storage.read_bytes(path)
@@ -87,17 +103,7 @@ def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         text = brainfile.decode_text(data, path)
         doc = brainfile.parse(text, path)
     except CorruptFileError as exc:
-        hint = "`voyager-brain doctor --repair` moves it aside and starts a fresh brain.md"
-        if not repair:
-            yield Finding("error", str(exc), hint)
-            return
-        stamp = clock().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-        with storage.locked(path):
-            moved = storage.move_aside(path, stamp)
-        BrainManager(top, clock=clock).persist()
-        yield Finding(
-            "error", f"{exc}; moved to {moved.name} and started a fresh brain.md", repaired=True
-        )
+        yield _unreadable(top, path, exc, repair, clock)
         return
 
     yield Finding("ok", f"brain.md reads cleanly: {len(doc.entries)} entries")
@@ -137,17 +143,7 @@ def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     try:
         document = state.loads(data, path)
     except CorruptFileError as exc:
-        if not repair:
-            hint = "`voyager-brain doctor --repair` moves it aside and starts a fresh brain.json"
-            yield Finding("error", str(exc), hint)
-            return
-        stamp = clock().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-        with storage.locked(path):
-            moved = storage.move_aside(path, stamp)
-        BrainManager(top, clock=clock).persist()
-        yield Finding(
-            "error", f"{exc}; moved to {moved.name} and started a fresh brain.json", repaired=True
-        )
+        yield _unreadable(top, path, exc, repair, clock)
         return
     unknown = state.validate(document, "brain.json")
     yield Finding(
