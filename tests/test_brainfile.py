@@ -129,11 +129,12 @@ def test_fence_inside_a_list_is_closed_for_both_readings() -> None:
     entries = (
         BrainEntry("observation", "- item\n  ```\n## Observation — 2026-03-21T14:30:00Z", T0),
         BrainEntry("observation", "- a\n  ```\n- b\n```", T0),
+        BrainEntry("observation", "- item\n   ~~~\n```", T0),
         BrainEntry("decision", "Next entry", T1),
     )
     text = render(BrainDocument("P", entries=entries), Templates())
     assert heading_lines(text) == reference_heading_lines(text)
-    assert len(heading_lines(text)) == 3
+    assert len(heading_lines(text)) == 4
     assert roundtrip(BrainDocument("P", entries=entries)).entries == entries
 
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 
-# A module may import only modules of a lower layer (or its own).
+# A module may import only modules of a lower layer (or its own). A subpackage
+# (memory/) is one module here: its files may import each other and lower layers.
 LAYERS = [
     {"errors"},
     {"model", "storage", "redact", "repo", "render", "config"},
-    {"brainfile", "summarizer", "state"},
+    {"brainfile", "summarizer", "state", "memory"},
     {"compaction"},
     {"session"},
     {"doctor", "demo", "show", "__init__"},
@@ -26,34 +27,45 @@ def layer_of(module: str) -> int:
     return next(i for i, layer in enumerate(LAYERS) if module in layer)
 
 
-def internal_imports(path: Path) -> set[str]:
+def module_of(path: Path) -> str:
+    """The layering name of a source file: its stem, or its subpackage."""
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0] if len(relative.parts) > 1 else path.stem
+
+
+def package_imports(path: Path) -> set[str]:
+    """The voyager_brain modules `path` imports (relative imports, resolved)."""
+    depth = len(path.relative_to(PACKAGE).parts) - 1  # 0 for top-level modules
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                found.add(node.module.split(".")[0])
-            else:
-                found.update(alias.name for alias in node.names)
-    return found - {"__version__"} if path.stem == "cli" else found
+        if not isinstance(node, ast.ImportFrom) or node.level == 0:
+            continue
+        if node.level - 1 < depth:  # inside its own subpackage
+            continue
+        if node.module:
+            found.add(node.module.split(".")[0])
+        else:
+            found.update(alias.name for alias in node.names if alias.name != "__version__")
+    return found
+
+
+def sources() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
 
 
 def test_every_module_has_a_layer() -> None:
-    modules = {p.stem for p in PACKAGE.glob("*.py")}
-    assert modules == set().union(*LAYERS)
+    assert {module_of(p) for p in sources()} == set().union(*LAYERS)
 
 
 def test_imports_point_down_the_layers() -> None:
-    for path in PACKAGE.glob("*.py"):
-        for target in internal_imports(path):
-            if target == "__init__" or (path.stem == "cli" and target == ""):
-                continue
-            assert layer_of(target) <= layer_of(path.stem) or target in ("__init__",), (
-                f"{path.stem} imports {target}"
-            )
+    for path in sources():
+        here = module_of(path)
+        for target in package_imports(path):
+            assert layer_of(target) <= layer_of(here), f"{path.name} ({here}) imports {target}"
 
 
 def test_only_cli_imports_click() -> None:
-    for path in PACKAGE.glob("*.py"):
+    for path in sources():
         if path.stem != "cli":
             assert "import click" not in path.read_text(), path.name
 

@@ -158,15 +158,10 @@ def _closing_for_both(lines: list[str], ours: tuple[str, str, int] | None) -> li
     that only one of the two readings needs, so it closes nothing in the other.
     """
     theirs = _markdown_it_open_fence(lines)
-    candidates: list[list[str]] = [[]]
-    for fence in (ours, theirs):
-        if fence is not None:
-            close = fence[1] * fence[2]
-            candidates += [
-                [fence[0] + close],
-                ["- ·", "  " + close],
-                [fence[0] + close, "- ·", "  " + close],
-            ]
+    closers = [f[0] + f[1] * f[2] for f in (ours, theirs) if f is not None]
+    firsts: list[list[str]] = [[], *([c] for c in closers)]
+    nested: list[list[str]] = [[], *(["- ·", "  " + c.lstrip(" ")] for c in closers)]
+    candidates = [a + b for a in firsts for b in nested]
     for extra in candidates:
         guard = [*extra, _marker(len(extra))] if extra else []
         if _open_fence(lines + guard) is None and _markdown_it_open_fence(lines + guard) is None:

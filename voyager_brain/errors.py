@@ -43,6 +43,10 @@ class StateError(BrainError, ValueError):
     """A brain.json update (or file) has a field of the wrong type or value."""
 
 
+class EntryError(BrainError, ValueError):
+    """A memory-log entry breaks the schema registry; it is never written."""
+
+
 class ConfigError(BrainError):
     """config.toml cannot be parsed, or a key has a value of the wrong type."""
 

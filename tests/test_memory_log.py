@@ -1,0 +1,280 @@
+"""The memory log's format (seed 001): reading with health, the schema registry, ids,
+fold with tombstones, torn-tail repair, appends from many processes, gc."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from voyager_brain.errors import EntryError
+from voyager_brain.memory.log import (
+    Health,
+    append,
+    compacted_lines,
+    deterministic_id,
+    encode,
+    fold,
+    gc,
+    new_id,
+    parse,
+    read,
+    validate,
+)
+
+# Every example line of the seed, verbatim.
+SEED_LINES = """\
+{"id":"b0000001","type":"behavior","category":"do","text":"Be direct — skip filler, get to the point","created":"2026-01-01T00:00:00.000Z"}
+{"id":"b0000006","type":"behavior","category":"dont","text":"Use performative phrases like 'Great question!'","created":"2026-01-01T00:00:00.000Z"}
+{"id":"b0000009","type":"behavior","category":"value","text":"Clarity over diplomacy","created":"2026-01-01T00:00:00.000Z"}
+{"id":"a1b2c3d4","type":"identity","key":"name","value":"rho","created":"2026-01-01T00:00:00.000Z"}
+{"id":"e5f6g7h8","type":"identity","key":"role","value":"A persistent coding agent with memory and heartbeat","created":"2026-01-01T00:00:00.000Z"}
+{"id":"f1e2d3c4","type":"user","key":"timezone","value":"US/Central","created":"2026-01-15T00:00:00.000Z"}
+{"id":"b5a6c7d8","type":"user","key":"editor","value":"Neovim","created":"2026-01-20T00:00:00.000Z"}
+{"id":"a1b2c3d5","type":"learning","text":"This repo uses pnpm not npm","source":"auto","created":"2026-01-15T00:00:00.000Z"}
+{"id":"e5f6g7h9","type":"preference","category":"Code","text":"User prefers early returns over nested ifs","created":"2026-01-20T00:00:00.000Z"}
+{"id":"ctx00001","type":"context","project":"rho","path":"/home/user/projects/rho","content":"TypeScript monorepo. Use pnpm. Extensions in extensions/.","created":"2026-01-01T00:00:00.000Z"}
+{"id":"t-abc123","type":"task","description":"Fix the flaky test in CI","status":"pending","priority":"high","due":"2026-02-15","tags":["code","ci"],"completedAt":null,"created":"2026-02-10T00:00:00.000Z"}
+{"id":"rem00001","type":"reminder","text":"Run backup script","cadence":{"kind":"interval","every":"6h"},"enabled":true,"priority":"normal","tags":[],"last_run":null,"next_due":null,"last_result":null,"last_error":null,"created":"2026-02-01T00:00:00.000Z"}
+{"id":"deadbeef","type":"tombstone","target_id":"a1b2c3d5","target_type":"learning","reason":"decay","created":"2026-02-10T00:00:00.000Z"}
+{"id":"meta0001","type":"meta","key":"schema_version","value":"1","created":"2026-02-10T00:00:00.000Z"}
+"""  # noqa: E501
+CREATED = "2026-02-10T00:00:00.000Z"
+
+
+def entry(id_: str, type_: str = "learning", **fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"id": id_, "type": type_, "created": CREATED}
+    if type_ == "learning":
+        base["text"] = fields.pop("text", f"learning {id_}")
+    return {**base, **fields}
+
+
+def test_the_seeds_example_lines_load_unchanged() -> None:
+    entries, health = parse(SEED_LINES.encode())
+    assert health == Health(total=14, bad_lines=0, truncated_tail=False)
+    for e in entries:
+        validate(e)
+    state = fold(entries)
+    # The tombstone removed the learning it targets and is remembered.
+    assert "a1b2c3d5" not in state.entries and "a1b2c3d5" in state.dead
+    assert [e["id"] for e in state.live("identity")] == ["a1b2c3d4", "e5f6g7h8"]
+    assert state.entries["t-abc123"]["tags"] == ["code", "ci"]
+    # Re-encoding a line gives the seed's bytes back (compact JSON, UTF-8 as is).
+    assert encode(entries[0]) == SEED_LINES.splitlines()[0].encode() + b"\n"
+
+
+def test_deterministic_ids_are_the_sha256_of_type_and_natural_key() -> None:
+    assert deterministic_id("identity", "name") == hashlib.sha256(b"identity:name").hexdigest()[:8]
+    assert new_id({"type": "user", "key": "editor"}) == deterministic_id("user", "editor")
+    assert new_id({"type": "context", "path": "/p"}) == deterministic_id("context", "/p")
+    assert new_id({"type": "meta", "key": "schema_version"}) == deterministic_id(
+        "meta", "schema_version"
+    )
+
+
+def test_other_types_get_random_8_hex_ids() -> None:
+    ids = {new_id({"type": "learning", "text": "x"}) for _ in range(50)}
+    assert len(ids) == 50
+    assert all(len(i) == 8 and int(i, 16) >= 0 for i in ids)
+
+
+def test_same_id_upserts_in_file_order_not_created_order() -> None:
+    newer_first = entry("x1", text="second write", created="2026-03-01T00:00:00.000Z")
+    older_second = entry("x1", text="third write", created="2026-01-01T00:00:00.000Z")
+    state = fold([entry("x1", text="first"), newer_first, older_second])
+    assert state.entries["x1"]["text"] == "third write"
+
+
+def test_tombstone_removes_and_is_remembered() -> None:
+    tomb = {
+        "id": "t1",
+        "type": "tombstone",
+        "target_id": "x1",
+        "target_type": "learning",
+        "reason": "decay",
+        "created": CREATED,
+    }
+    state = fold([entry("x1"), entry("x2"), tomb])
+    assert list(state.entries) == ["x2"]
+    assert state.dead["x1"] is tomb
+
+
+def test_tombstone_then_same_id_resurrects() -> None:
+    tomb = {
+        "id": "t1",
+        "type": "tombstone",
+        "target_id": "x1",
+        "target_type": "learning",
+        "reason": "r",
+        "created": CREATED,
+    }
+    state = fold([entry("x1"), entry("x2"), tomb, entry("x1", text="back")])
+    assert list(state.entries) == ["x2", "x1"]
+    assert state.entries["x1"]["text"] == "back" and "x1" not in state.dead
+
+
+def test_any_id_string_is_accepted() -> None:
+    state = fold(parse(b'{"id":"t-abc123","type":"task","description":"d","created":"x"}\n')[0])
+    assert "t-abc123" in state.entries
+
+
+def test_bad_lines_are_skipped_and_counted() -> None:
+    data = (
+        b'{"id":"a","type":"learning","text":"ok","created":"c"}\nnot json\n[1,2]\n{"type":"x"}\n\n'
+    )
+    entries, health = parse(data)
+    assert [e["id"] for e in entries] == ["a"]
+    assert health == Health(total=1, bad_lines=3, truncated_tail=False)
+
+
+def test_a_torn_last_line_is_the_truncated_tail() -> None:
+    entries, health = parse(
+        b'{"id":"a","type":"learning","text":"ok","created":"c"}\n{"id":"b","ty'
+    )
+    assert len(entries) == 1 and health.truncated_tail and health.bad_lines == 1
+
+
+def test_append_closes_a_torn_tail_so_the_new_line_stands_alone(tmp_path: Path) -> None:
+    path = tmp_path / "memory.jsonl"
+    path.write_bytes(encode(entry("a")) + b'{"id":"b","type":"lear')
+    append(path, [entry("c")])
+    entries, health = read(path)
+    assert [e["id"] for e in entries] == ["a", "c"]
+    assert health == Health(total=2, bad_lines=1, truncated_tail=False)
+
+
+def test_read_of_a_missing_log_is_empty_and_healthy(tmp_path: Path) -> None:
+    assert read(tmp_path / "none.jsonl") == ([], Health())
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"id": "a", "type": "note", "created": CREATED}, "type: expected one of behavior"),
+        ({"id": "a", "type": "learning", "created": CREATED}, "text: required for a learning"),
+        (
+            {"id": "a", "type": "behavior", "text": "x", "category": "maybe", "created": CREATED},
+            "category: expected one of do, dont, value, got 'maybe'",
+        ),
+        (
+            {"id": "a", "type": "learning", "text": "x", "created": "yesterday"},
+            "created: expected an ISO 8601 time, got 'yesterday'",
+        ),
+        ({"type": "learning", "text": "x", "created": CREATED}, "id: required"),
+        (
+            {"id": "a", "type": "reminder", "text": "x", "enabled": True, "created": CREATED},
+            "cadence: required for a reminder entry",
+        ),
+        (
+            {
+                "id": "a",
+                "type": "tombstone",
+                "target_id": "b",
+                "target_type": "learning",
+                "created": CREATED,
+            },
+            "reason: required",
+        ),
+    ],
+)
+def test_the_schema_registry_is_checked_before_every_write(
+    tmp_path: Path, bad: dict[str, Any], message: str
+) -> None:
+    path = tmp_path / "memory.jsonl"
+    with pytest.raises(EntryError, match=message):
+        append(path, [entry("ok"), bad])
+    assert not path.exists()  # nothing of a rejected batch is written
+
+
+def test_gc_rewrites_the_folded_state_and_keeps_tombstones(tmp_path: Path) -> None:
+    path = tmp_path / "memory.jsonl"
+    tomb = {
+        "id": "t1",
+        "type": "tombstone",
+        "target_id": "x2",
+        "target_type": "learning",
+        "reason": "r",
+        "created": CREATED,
+    }
+    lines = [entry("x1", text="v1"), entry("x2"), entry("x1", text="v2"), tomb]
+    path.write_bytes(b"".join(encode(e) for e in lines) + b"garbage\n")
+    before, after = gc(path)
+    assert before > after == path.stat().st_size
+    entries, health = read(path)
+    assert health.bad_lines == 0
+    assert entries == [entry("x1", text="v2"), tomb]
+    assert gc(path) == (after, after)
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from voyager_brain.memory.log import append, new_id
+    path, name = Path(sys.argv[1]), sys.argv[2]
+    for n in range(100):
+        entry = {"type": "learning", "text": f"{name} learned {n}",
+                 "created": "2026-02-10T00:00:00Z"}
+        append(path, [{"id": new_id(entry), **entry}])
+    """
+)
+
+
+def test_four_processes_times_100_appends_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "memory.jsonl"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{w}"]) for w in range(4)]
+    for p in procs:
+        assert p.wait(timeout=300) == 0
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 401
+    assert all(isinstance(json.loads(line), dict) for line in lines[:-1])
+    texts = {e["text"] for e in read(path)[0]}
+    assert texts == {f"w{w} learned {n}" for w in range(4) for n in range(100)}
+
+
+# -- properties -------------------------------------------------------------------------
+
+_ids = st.sampled_from(["a", "b", "c", "d"])
+_line = st.one_of(
+    st.builds(lambda i, t: entry(i, text=t), _ids, st.text(max_size=5)),
+    st.builds(
+        lambda i, t: {
+            "id": f"t{i}",
+            "type": "tombstone",
+            "target_id": t,
+            "target_type": "learning",
+            "reason": "r",
+            "created": CREATED,
+        },
+        st.integers(0, 99),
+        _ids,
+    ),
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(_line, max_size=30), st.lists(_line, max_size=10))
+def test_folding_more_lines_continues_a_fold(
+    first: list[dict[str, Any]], more: list[dict[str, Any]]
+) -> None:
+    whole = fold(first + more)
+    continued = fold(more, into=fold(first))
+    assert continued.entries == whole.entries and continued.dead == whole.dead
+    assert list(continued.entries) == list(whole.entries)
+
+
+@settings(max_examples=200)
+@given(st.lists(_line, max_size=30))
+def test_gc_output_folds_to_the_same_state(lines: list[dict[str, Any]]) -> None:
+    state = fold(lines)
+    again = fold(compacted_lines(state))
+    assert again.entries == state.entries
+    assert set(again.dead) == {i for i in state.dead if i not in state.entries}

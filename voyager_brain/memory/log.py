@@ -1,0 +1,259 @@
+"""The memory log's file format (seed 001), byte-compatible with the original brain.jsonl.
+
+One JSON object per line, append-only: an update or a removal is a new line that
+supersedes earlier ones (event sourcing). Reading never fails on a bad line: it is skipped
+and counted, and a last line without its newline (a torn write) is reported as
+``truncated_tail``. Appends are one ``write`` under the side-file lock, after a torn last
+line has been closed with a newline, so a new entry never fuses with it.
+
+Standard library only: session start folds this file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import secrets
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .. import storage
+from ..errors import EntryError
+
+#: The ten entry types of the seed.
+ENTRY_TYPES = (
+    "behavior",
+    "identity",
+    "user",
+    "learning",
+    "preference",
+    "context",
+    "task",
+    "reminder",
+    "tombstone",
+    "meta",
+)
+
+#: The seed's schema registry: required fields (besides id, type, created) ...
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "behavior": ("category", "text"),
+    "identity": ("key", "value"),
+    "user": ("key", "value"),
+    "learning": ("text",),
+    "preference": ("text", "category"),
+    "context": ("project", "path", "content"),
+    "task": ("description",),
+    "reminder": ("text", "cadence", "enabled"),
+    "tombstone": ("target_id", "target_type", "reason"),
+    "meta": ("key", "value"),
+}
+#: ... and enum constraints.
+ENUMS: dict[str, dict[str, tuple[str, ...]]] = {
+    "behavior": {"category": ("do", "dont", "value")},
+}
+#: Keyed types get deterministic ids from their natural key.
+NATURAL_KEYS: dict[str, str] = {"identity": "key", "user": "key", "meta": "key", "context": "path"}
+
+
+def deterministic_id(type_: str, natural_key: str) -> str:
+    """``sha256("type:naturalKey")[:8]``, the id of identity, user, meta and context."""
+    return hashlib.sha256(f"{type_}:{natural_key}".encode()).hexdigest()[:8]
+
+
+def random_id() -> str:
+    """Eight random hex characters, the id of every other entry."""
+    return secrets.token_hex(4)
+
+
+def new_id(entry: Mapping[str, Any]) -> str:
+    """The id a new entry gets: deterministic for keyed types, random otherwise."""
+    key_field = NATURAL_KEYS.get(str(entry.get("type")))
+    if key_field is not None and isinstance(entry.get(key_field), str):
+        return deterministic_id(str(entry["type"]), entry[key_field])
+    return random_id()
+
+
+def validate(entry: Mapping[str, Any], where: str = "entry") -> None:
+    """Check an entry against the schema registry before it is written.
+
+    Raises `EntryError` naming the field and what was expected.
+    """
+    type_ = entry.get("type")
+    if type_ not in REQUIRED:
+        raise EntryError(f"{where}: type: expected one of {', '.join(ENTRY_TYPES)}, got {type_!r}")
+    for field in ("id", *REQUIRED[str(type_)]):
+        value = entry.get(field)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise EntryError(f"{where}: {field}: required for a {type_} entry")
+    if not isinstance(entry["id"], str):
+        raise EntryError(f"{where}: id: expected a string, got {entry['id']!r}")
+    created = entry.get("created")
+    try:
+        if not isinstance(created, str):
+            raise ValueError
+        datetime.fromisoformat(created)
+    except ValueError:
+        raise EntryError(f"{where}: created: expected an ISO 8601 time, got {created!r}") from None
+    for field, allowed in ENUMS.get(str(type_), {}).items():
+        if entry.get(field) not in allowed:
+            raise EntryError(
+                f"{where}: {field}: expected one of {', '.join(allowed)}, got {entry.get(field)!r}"
+            )
+
+
+# -- reading --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Health:
+    """What reading a log found: valid entries, skipped lines, a torn last line."""
+
+    total: int = 0
+    bad_lines: int = 0
+    truncated_tail: bool = False
+
+    def __add__(self, other: Health) -> Health:
+        return Health(
+            self.total + other.total,
+            self.bad_lines + other.bad_lines,
+            self.truncated_tail or other.truncated_tail,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "bad_lines": self.bad_lines,
+            "truncated_tail": self.truncated_tail,
+        }
+
+
+def parse(data: bytes) -> tuple[list[dict[str, Any]], Health]:
+    """The entries of a log's bytes, in file order, and the health of the read.
+
+    A line that is not a JSON object with a string ``id`` and ``type`` is a bad line.
+    A last line without a newline is a torn tail: counted as a bad line when it does not
+    parse, and reported either way.
+    """
+    entries: list[dict[str, Any]] = []
+    bad = 0
+    torn = bool(data) and not data.endswith(b"\n")
+    loads = json.loads
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            entry = loads(raw)
+        except ValueError:
+            bad += 1
+            continue
+        if (
+            isinstance(entry, dict)
+            and isinstance(entry.get("id"), str)
+            and isinstance(entry.get("type"), str)
+        ):
+            entries.append(entry)
+        else:
+            bad += 1
+    return entries, Health(len(entries), bad, torn)
+
+
+def read(path: Path) -> tuple[list[dict[str, Any]], Health]:
+    """`parse` of the file at `path`; a missing file is an empty, healthy log."""
+    data = storage.read_bytes(path)
+    return parse(data) if data else ([], Health())
+
+
+# -- folding --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(slots=True)
+class Folded:
+    """The materialized state: live entries by id (in the order they first appeared, or
+    reappeared after a tombstone) and the ids tombstones removed."""
+
+    entries: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    dead: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def live(self, type_: str | None = None) -> list[dict[str, Any]]:
+        """Live entries, optionally of one type, in fold order."""
+        values = self.entries.values()
+        return [e for e in values if e.get("type") == type_] if type_ else list(values)
+
+
+def fold(entries: Iterable[dict[str, Any]], into: Folded | None = None) -> Folded:
+    """Apply the log in file order (never sorted by ``created``): a later line with the
+    same id replaces the earlier one, a tombstone removes its target and is remembered,
+    and a new entry with a tombstoned id resurrects it. Linear in the number of lines.
+    `into` continues an earlier fold with lines appended since."""
+    state = into if into is not None else Folded()
+    live, dead = state.entries, state.dead
+    for entry in entries:
+        if entry.get("type") == "tombstone":
+            target = entry.get("target_id")
+            if isinstance(target, str):
+                live.pop(target, None)
+                dead[target] = entry
+            continue
+        entry_id = entry["id"]
+        dead.pop(entry_id, None)
+        live[entry_id] = entry
+    return state
+
+
+# -- writing --------------------------------------------------------------------------
+
+
+def encode(entry: Mapping[str, Any]) -> bytes:
+    """One line of the log: compact JSON, UTF-8 as is, a final newline."""
+    return (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def append(path: Path, entries: Iterable[Mapping[str, Any]], lock_timeout: float = 10.0) -> None:
+    """Validate `entries` and append them in one write under the lock.
+
+    A torn last line (a writer killed mid-line, a bad merge) is closed with a newline
+    first, so the new lines never fuse with it; its bytes stay, counted as a bad line.
+    """
+    blob = b""
+    for n, entry in enumerate(entries):
+        validate(entry, f"{path.name} entry {n + 1}")
+        blob += encode(entry)
+    if not blob:
+        return
+    with storage.locked(path, lock_timeout):
+        storage.append(path, _close_torn_tail(path) + blob)
+
+
+def _close_torn_tail(path: Path) -> bytes:
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            if f.tell() == 0:
+                return b""
+            f.seek(-1, 2)
+            return b"" if f.read(1) == b"\n" else b"\n"
+    except FileNotFoundError:
+        return b""
+
+
+def compacted_lines(state: Folded) -> list[dict[str, Any]]:
+    """The lines of a log rewritten as its folded state: the live entries, then the
+    tombstones whose targets are not live (other clones may still hold those targets)."""
+    return [*state.entries.values(), *(t for i, t in state.dead.items() if i not in state.entries)]
+
+
+def gc(path: Path, lock_timeout: float = 10.0) -> tuple[int, int]:
+    """Rewrite the log as its folded state, atomically under the lock.
+
+    Bad lines are dropped. Returns (bytes before, bytes after).
+    """
+    with storage.locked(path, lock_timeout):
+        data = storage.read_bytes(path) or b""
+        entries, _ = parse(data)
+        blob = b"".join(encode(e) for e in compacted_lines(fold(entries)))
+        if blob != data:
+            storage.atomic_write(path, blob)
+    return len(data), len(blob)
