@@ -7,6 +7,7 @@ click's own usage errors exit 2 as well.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -464,6 +465,160 @@ def import_llm_brain(ctx: click.Context, path: Path | None, as_json: bool) -> No
         k: v for k, v in imported.items() if k not in project_state.MANAGED and k != "project"
     }
     _save_update(bm, update, [], as_json, {"imported": str(path)})
+
+
+# -- the memory log: brain, memory ---------------------------------------------------
+
+_BOOLEAN_PARAMS = ("enabled", "verbose")
+
+
+def parse_tool_args(args: tuple[str, ...]) -> dict[str, Any]:
+    """`key=value` words as the brain tool's parameters: JSON objects and lists parsed
+    (the relaxed `{kind:interval,every:6h}` a shell leaves is parsed later, by field),
+    true/false for the boolean parameters, everything else as text."""
+    words: dict[str, list[str]] = {}
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if not sep or not key:
+            raise UserError(f"{arg!r}: expected key=value, like action=list or type=learning")
+        words.setdefault(key, []).append(value)
+    params: dict[str, Any] = {}
+    for key, values in words.items():
+        value = values[-1]
+        if len(values) > 1 and all(re.fullmatch(r"\w+:\S+", v) for v in values):
+            # bash brace-expands an unquoted cadence={kind:interval,every:6h} into
+            # cadence=kind:interval cadence=every:6h; put the object back together.
+            value = "{" + ",".join(values) + "}"
+        parsed: Any = value
+        if value[:1] in ("{", "["):
+            try:
+                parsed = json.loads(value)
+            except json.JSONDecodeError:
+                parsed = value
+        elif key in _BOOLEAN_PARAMS and value.lower() in ("true", "false"):
+            parsed = value.lower() == "true"
+        params[key] = parsed
+    return params
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, required=True, metavar="action=ACTION [KEY=VALUE]...")
+@json_option
+@click.pass_context
+def brain(ctx: click.Context, args: tuple[str, ...], as_json: bool) -> None:
+    """The memory log's brain tool: add, update, remove, list, decay, task_done,
+    task_clear, reminder_run.
+
+    \b
+    voyager-brain brain action=add type=learning text="This repo uses pnpm not npm"
+    voyager-brain brain action=add type=task description="Fix CI" priority=high tags=code,ci
+    voyager-brain brain action=list type=learning verbose=true
+    voyager-brain brain action=remove id=a1b2c3d4 reason="No longer accurate"
+    """
+    from .memory.tool import brain_tool
+
+    params = parse_tool_args(args)
+    action = params.pop("action", None)
+    if not isinstance(action, str):
+        raise UserError("action=... is required (add, update, remove, list, decay, ...)")
+    result = brain_tool(action, cwd=str(_start(ctx)), **params)
+    if as_json:
+        print_json(result)
+    else:
+        click.echo(result["message"])
+
+
+@cli.group()
+def memory() -> None:
+    """The memory logs: stats, search, gc."""
+
+
+@memory.command()
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Counts by type (🧠 5L 3P 2T 1R | 11beh 2id 1usr) and each log's health."""
+    from .memory.store import MemoryStore
+
+    store = MemoryStore(_start(ctx))
+    snapshot = store.snapshot()
+    counts = {
+        t: len(snapshot.state.live(t))
+        for t in (
+            "learning",
+            "preference",
+            "task",
+            "reminder",
+            "behavior",
+            "identity",
+            "user",
+            "context",
+            "meta",
+        )
+    }
+    line = (
+        f"🧠 {counts['learning']}L {counts['preference']}P {counts['task']}T "
+        f"{counts['reminder']}R | {counts['behavior']}beh {counts['identity']}id "
+        f"{counts['user']}usr"
+    )
+    logs = {
+        name: {"path": str(store.path_of(name)), **health.to_dict()}
+        for name, health in snapshot.health.items()
+    }
+    if as_json:
+        print_json({"summary": line, "counts": counts, "logs": logs})
+        return
+    click.echo(line)
+    for name, info in logs.items():
+        tail = ", torn last line" if info["truncated_tail"] else ""
+        click.echo(
+            f"{name}: {info['path']}: {info['total']} lines read, {info['bad_lines']} bad{tail}"
+        )
+
+
+@memory.command()
+@click.argument("query")
+@json_option
+@click.pass_context
+def search(ctx: click.Context, query: str, as_json: bool) -> None:
+    """Entries of both logs whose text contains QUERY (case-insensitive)."""
+    from .memory.tool import brain_tool
+
+    result = brain_tool("list", cwd=str(_start(ctx)), query=query)
+    if as_json:
+        print_json(result)
+    else:
+        click.echo(result["message"])
+
+
+@memory.command()
+@click.option(
+    "--store",
+    type=click.Choice(["personal", "project", "all"]),
+    default="all",
+    show_default=True,
+    help="Which log to rewrite.",
+)
+@click.pass_context
+def gc(ctx: click.Context, store: str) -> None:
+    """Rewrite a log as its folded state (atomically, under the lock).
+
+    Superseded lines and bad lines go; tombstones stay, since other clones may still
+    hold their targets. Reports the bytes saved.
+    """
+    from .memory import log
+    from .memory.store import MemoryStore
+
+    memory_store = MemoryStore(_start(ctx))
+    names = ["personal", "project"] if store == "all" else [store]
+    for name in names:
+        if name == "project" and memory_store.project is None:
+            if store == "project":
+                raise UserError("no project log here (.voyager/ not found)")
+            continue
+        path = memory_store.path_of(name)
+        before, after = log.gc(path)
+        click.echo(f"{name}: {path}: {before:,} -> {after:,} bytes ({before - after:,} saved)")
 
 
 # -- doctor -------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-__all__ = ["SECRET_PATTERNS", "SecretPattern", "find_secrets", "redact"]
+__all__ = ["SECRET_PATTERNS", "SecretPattern", "find_secrets", "redact", "redact_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,3 +423,14 @@ def redact(text: str) -> str:
     Idempotent: redact(redact(t)) == redact(t).
     """
     return _scan(text)[0]
+
+
+def redact_json(value: object) -> object:
+    """`value` (a JSON value) with every string in it redacted, object keys included."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_json(item) for item in value]
+    if isinstance(value, dict):
+        return {redact(str(key)): redact_json(item) for key, item in value.items()}
+    return value

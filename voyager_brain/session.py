@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import brainfile, repo, storage
 from . import state as project_state
@@ -285,9 +285,9 @@ class BrainManager:
             self.load()
         project_state.validate(update, "update")
         if self.config.redact_secrets:
-            from .redact import redact
+            from .redact import redact_json
 
-            update = project_state.redact_strings(dict(update), redact)
+            update = cast(dict[str, Any], redact_json(dict(update)))
         first = not self._state_updates and not self._session_counted
         self._state_view = project_state.merge(
             self._current_state(), update, now=self.clock(), new_session=first

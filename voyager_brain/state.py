@@ -604,14 +604,3 @@ class ProjectState:
 
     def to_json(self) -> str:
         return dumps(self.data)
-
-
-def redact_strings(value: Any, redact: Any) -> Any:
-    """`value` with `redact` applied to every string in it, object keys included."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [redact_strings(item, redact) for item in value]
-    if isinstance(value, dict):
-        return {redact(key): redact_strings(item, redact) for key, item in value.items()}
-    return value

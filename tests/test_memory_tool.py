@@ -1,0 +1,320 @@
+"""The brain tool (seed 001) through `voyager-brain brain ...` and `brain_tool()`: the
+seed's example lines verbatim in a real shell, where entries go, messages, dedup."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+from voyager_brain.errors import EntryError
+from voyager_brain.memory import log
+from voyager_brain.memory.tool import brain_tool
+
+# The seed's "Examples" section, verbatim, with `voyager-brain brain` for `brain`.
+# <learning>, <task> and <reminder> stand for ids the earlier lines created.
+SEED_EXAMPLES = """\
+brain action=add type=learning text="This repo uses pnpm not npm"
+brain action=add type=preference text="User prefers early returns" category=Code
+brain action=add type=behavior text="Be direct" category=do
+brain action=add type=identity key=name value=rho
+brain action=add type=user key=timezone value="US/Central"
+brain action=add type=task description="Fix the flaky CI test" priority=high due=2026-02-15 tags=code,ci
+brain action=add type=reminder text="Run backup script" cadence={"kind":"interval","every":"6h"} enabled=true
+brain action=update id=<learning> text="This repo uses pnpm (not npm or yarn)"
+brain action=list type=learning
+brain action=list query=pnpm
+brain action=list type=learning verbose=true
+brain action=list type=task filter=pending
+brain action=list type=reminder filter=active
+brain action=decay
+brain action=task_done id=<task>
+brain action=task_clear
+brain action=reminder_run id=<reminder> result=ok
+brain action=reminder_run id=<reminder> result=error error="Script exited with code 1"
+brain action=remove type=identity key=name
+brain action=remove type=context path=/home/user/projects/rho
+brain action=remove id=<learning> reason="No longer accurate"
+"""  # noqa: E501
+
+
+def shell(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run a line in a real bash, as a person would type it (brace expansion and all)."""
+    command = f"{shlex.quote(sys.executable)} -m voyager_brain {line.removeprefix('brain ')}"
+    command = command.replace(" -m voyager_brain ", " -m voyager_brain brain ", 1)
+    return subprocess.run(
+        ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+def last_id(out: str) -> str:
+    # "Added learning a1b2c3d4: ..." -> a1b2c3d4
+    return out.split()[2].rstrip(":")
+
+
+def test_every_seed_example_line_works_verbatim(repo: Path, isolated_env: Path) -> None:
+    run_cli("init", cwd=repo)
+    # The context the remove-by-path example names must exist first.
+    brain_tool(
+        "add",
+        cwd=str(repo),
+        type="context",
+        project="rho",
+        path="/home/user/projects/rho",
+        content="TypeScript monorepo. Use pnpm.",
+    )
+    ids: dict[str, str] = {}
+    outputs = []
+    for line in SEED_EXAMPLES.splitlines():
+        for name, value in ids.items():
+            line = line.replace(f"<{name}>", value)
+        result = shell(line, repo)
+        assert result.returncode == 0, f"{line}\n{result.stderr}"
+        assert "Traceback" not in result.stderr
+        outputs.append(result.stdout)
+        if "action=add type=learning" in line:
+            ids["learning"] = last_id(result.stdout)
+        elif "action=add type=task" in line:
+            ids["task"] = last_id(result.stdout)
+        elif "action=add type=reminder" in line:
+            ids["reminder"] = last_id(result.stdout)
+    out = dict(zip(SEED_EXAMPLES.splitlines(), outputs, strict=True))
+    assert out['brain action=add type=learning text="This repo uses pnpm not npm"'].startswith(
+        "Added learning "
+    )
+    assert "[learning" in out["brain action=list type=learning"]
+    assert "pnpm (not npm or yarn)" in out["brain action=list query=pnpm"]
+    verbose = out["brain action=list type=learning verbose=true"].splitlines()
+    assert json.loads(verbose[0])["text"] == "This repo uses pnpm (not npm or yarn)"
+    assert "Fix the flaky CI test" in out["brain action=list type=task filter=pending"]
+    assert "Run backup script" in out["brain action=list type=reminder filter=active"]
+    removed = outputs[-1].strip()
+    assert removed == f"Removed learning {ids['learning']}: This repo uses pnpm (not npm or yarn)"
+    assert outputs[-3].strip().startswith("Removed identity ")
+    assert outputs[-3].strip().endswith(": name = rho")
+
+
+def test_the_reminder_cadence_survives_the_shell(repo: Path) -> None:
+    result = shell(
+        'brain action=add type=reminder text="Run backup script" '
+        'cadence={"kind":"interval","every":"6h"} enabled=true --json',
+        repo,
+    )
+    entry = json.loads(result.stdout)["entries"][0]
+    assert entry["cadence"] == {"kind": "interval", "every": "6h"}
+    assert entry["enabled"] is True
+
+
+def test_tags_are_normalized_from_a_comma_list(repo: Path) -> None:
+    result = brain_tool("add", cwd=str(repo), type="task", description="x", tags="Code, CI,,code")
+    assert result["entries"][0]["tags"] == ["code", "ci"]
+
+
+def test_identity_and_user_always_go_to_the_personal_log(repo: Path, isolated_env: Path) -> None:
+    run_cli("init", cwd=repo)
+    brain_tool("add", cwd=str(repo), type="identity", key="name", value="rho", store="project")
+    brain_tool("add", cwd=str(repo), type="user", key="editor", value="Neovim")
+    personal = log.read(isolated_env / "memory.jsonl")[0]
+    assert {e["type"] for e in personal} == {"identity", "user"}
+    assert not (repo / ".voyager" / "memory.jsonl").exists()
+
+
+def test_behavior_and_preference_are_personal_unless_store_project(
+    repo: Path, isolated_env: Path
+) -> None:
+    run_cli("init", cwd=repo)
+    brain_tool("add", cwd=str(repo), type="preference", text="Tabs", category="Code")
+    brain_tool(
+        "add",
+        cwd=str(repo),
+        type="preference",
+        text="Spaces in this repo",
+        category="Code",
+        store="project",
+    )
+    assert [e["text"] for e in log.read(isolated_env / "memory.jsonl")[0]] == ["Tabs"]
+    project = log.read(repo / ".voyager" / "memory.jsonl")[0]
+    assert [e["text"] for e in project] == ["Spaces in this repo"]
+
+
+def test_learnings_go_to_the_project_log_inside_a_voyager_repository(
+    repo: Path, isolated_env: Path
+) -> None:
+    # Without .voyager/ the personal log takes it.
+    brain_tool("add", cwd=str(repo), type="learning", text="Before init")
+    run_cli("init", cwd=repo)
+    sub = repo / "src"
+    sub.mkdir()
+    brain_tool("add", cwd=str(sub), type="learning", text="After init, from a subfolder")
+    assert [e["text"] for e in log.read(isolated_env / "memory.jsonl")[0]] == ["Before init"]
+    [stored] = log.read(repo / ".voyager" / "memory.jsonl")[0]
+    # Paths in the project log are relative to the top, resolved when read.
+    assert (stored["scope"], stored["projectPath"]) == ("project", ".")
+    listed = brain_tool("list", cwd=str(sub), type="learning", verbose=True)["entries"]
+    assert {e["text"] for e in listed} == {"Before init", "After init, from a subfolder"}
+    assert [e["projectPath"] for e in listed if "projectPath" in e] == [str(repo.resolve())]
+
+
+def test_context_paths_are_stored_relative_in_the_project_log(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    brain_tool(
+        "add",
+        cwd=str(repo),
+        type="context",
+        project="p",
+        path=str(repo / "api"),
+        content="FastAPI service",
+        store="project",
+    )
+    [stored] = log.read(repo / ".voyager" / "memory.jsonl")[0]
+    assert stored["path"] == "api"
+    assert stored["id"] == log.deterministic_id("context", str(repo / "api"))
+    removed = brain_tool("remove", cwd=str(repo), type="context", path=str(repo.resolve() / "api"))
+    assert removed["message"].startswith("Removed context ")
+
+
+def test_exact_duplicate_learning_writes_nothing(repo: Path, isolated_env: Path) -> None:
+    brain_tool("add", cwd=str(repo), type="learning", text="This repo uses pnpm not npm")
+    before = (isolated_env / "memory.jsonl").read_bytes()
+    result = brain_tool("add", cwd=str(repo), type="learning", text="this repo uses PNPM, not npm!")
+    assert result == {
+        "ok": False,
+        "message": "Duplicate learning: already stored",
+        "entries": [log.read(isolated_env / "memory.jsonl")[0][0]],
+    }
+    assert (isolated_env / "memory.jsonl").read_bytes() == before
+
+
+def test_near_duplicate_updates_the_existing_entry(repo: Path, isolated_env: Path) -> None:
+    first = brain_tool("add", cwd=str(repo), type="learning", text="API runs on port 3000")
+    second = brain_tool("add", cwd=str(repo), type="learning", text="API runs on port 8080")
+    entry_id = first["entries"][0]["id"]
+    assert second["message"] == (
+        f"Updated learning {entry_id}: API runs on port 8080 (supersedes: API runs on port 3000)"
+    )
+    listed = brain_tool("list", cwd=str(repo), type="learning")["entries"]
+    assert [(e["id"], e["text"]) for e in listed] == [(entry_id, "API runs on port 8080")]
+    assert "updated" in listed[0]
+
+
+def test_update_merges_fields_and_records_when(repo: Path) -> None:
+    added = brain_tool("add", cwd=str(repo), type="task", description="Fix CI", priority="low")
+    task_id = added["entries"][0]["id"]
+    clock = lambda: datetime(2026, 2, 11, 9, 30, tzinfo=UTC)  # noqa: E731
+    brain_tool("update", cwd=str(repo), clock=clock, id=task_id, priority="urgent")
+    [task] = brain_tool("list", cwd=str(repo), type="task")["entries"]
+    assert (task["description"], task["priority"]) == ("Fix CI", "urgent")
+    assert task["updated"] == "2026-02-11T09:30:00.000Z"
+
+
+def test_decay_tombstones_only_stale_low_scoring_learnings(repo: Path) -> None:
+    old = lambda: datetime(2026, 1, 1, tzinfo=UTC)  # noqa: E731
+    now = lambda: datetime(2026, 6, 1, tzinfo=UTC)  # noqa: E731
+    brain_tool(
+        "add", cwd=str(repo), clock=old, type="learning", text="Old auto fact", source="auto"
+    )
+    brain_tool("add", cwd=str(repo), clock=old, type="preference", text="Old pref", category="X")
+    brain_tool("add", cwd=str(repo), clock=now, type="learning", text="Fresh fact", source="auto")
+    result = brain_tool("decay", cwd=str(repo), clock=now)
+    assert result["message"] == "Decayed 1 learning"
+    texts = {e["text"] for e in brain_tool("list", cwd=str(repo))["entries"] if "text" in e}
+    assert texts == {"Old pref", "Fresh fact"}
+
+
+@pytest.mark.parametrize(
+    ("action", "params", "message"),
+    [
+        ("fly", {}, "action: expected one of add, update, remove"),
+        ("add", {"type": "learning"}, "text: required for a learning entry"),
+        ("add", {"type": "behavior", "text": "x", "category": "maybe"}, "category: expected"),
+        ("add", {"type": "task", "description": "x", "priority": "asap"}, "priority: expected"),
+        ("add", {"type": "reminder", "text": "x", "cadence": "sometimes"}, "cadence: expected"),
+        ("remove", {"id": "nope0000"}, "no entry 'nope0000'"),
+        ("remove", {"type": "learning"}, "remove needs id="),
+        ("reminder_run", {"id": "x"}, "reminder_run needs id=... and result="),
+    ],
+)
+def test_bad_parameters_are_one_clear_error(
+    repo: Path, action: str, params: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(EntryError, match=message):
+        brain_tool(action, cwd=str(repo), **params)
+
+
+def test_cli_errors_exit_2_without_traceback(repo: Path) -> None:
+    for args in (
+        ["brain", "action=add", "type=learning"],
+        ["brain", "type=learning"],
+        ["brain", "action=list", "oops"],
+    ):
+        result = run_cli(*args, cwd=repo)
+        assert result.returncode == 2, args
+        assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_secrets_are_redacted_before_they_reach_either_log(repo: Path, isolated_env: Path) -> None:
+    run_cli("init", cwd=repo)
+    token = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+    brain_tool("add", cwd=str(repo), type="learning", text=f"CI uses GITHUB_TOKEN={token}")
+    brain_tool("add", cwd=str(repo), type="preference", text=f"token {token}", category="X")
+    for path in (repo / ".voyager" / "memory.jsonl", isolated_env / "memory.jsonl"):
+        text = path.read_text()
+        assert token not in text and "[REDACTED:github-token]" in text
+
+
+def test_memory_stats_and_search(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    for text in ("Uses pnpm", "Deploys on Fridays are banned"):
+        brain_tool("add", cwd=str(repo), type="learning", text=text)
+    brain_tool("add", cwd=str(repo), type="identity", key="name", value="rho")
+    out = run_cli("memory", "stats", cwd=repo).stdout
+    assert out.splitlines()[0] == "🧠 2L 0P 0T 0R | 0beh 1id 0usr"
+    data = json.loads(run_cli("memory", "stats", "--json", cwd=repo).stdout)
+    assert data["logs"]["project"]["total"] == 2 and data["logs"]["personal"]["bad_lines"] == 0
+    assert "Deploys on Fridays" in run_cli("memory", "search", "FRIDAY", cwd=repo).stdout
+
+
+def test_memory_gc_reports_bytes_saved(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    added = brain_tool("add", cwd=str(repo), type="learning", text="v1 of a fact about the api")
+    for n in range(5):
+        brain_tool("update", cwd=str(repo), id=added["entries"][0]["id"], text=f"v{n} fact")
+    result = run_cli("memory", "gc", "--store", "project", cwd=repo)
+    assert result.returncode == 0 and "saved)" in result.stdout
+    assert len((repo / ".voyager" / "memory.jsonl").read_text().splitlines()) == 1
+
+
+def test_four_cli_processes_times_100_adds_keep_all_400(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    script = (
+        "for n in $(seq 1 100); do "
+        # Numbers as letters: texts differing only in digits would be near-duplicates.
+        "word=$(echo $n | tr 0-9 a-j); "
+        f"{shlex.quote(sys.executable)} -m voyager_brain brain action=add type=learning "
+        'text="writer $W wrote fact $word of the stress test" store=project || exit 1; '
+        "done"
+    )
+    procs = [
+        subprocess.Popen(
+            ["bash", "-c", script],
+            cwd=repo,
+            env={**os.environ, "W": letter},
+            stdout=subprocess.DEVNULL,
+        )
+        for letter in ("alpha", "bravo", "charlie", "delta")
+    ]
+    for p in procs:
+        assert p.wait(timeout=600) == 0
+    raw = (repo / ".voyager" / "memory.jsonl").read_bytes().split(b"\n")
+    assert raw[-1] == b"" and len(raw) - 1 == 400
+    assert all(isinstance(json.loads(line), dict) for line in raw[:-1])
+    learnings = brain_tool("list", cwd=str(repo), type="learning")["entries"]
+    assert len({e["text"] for e in learnings}) == 400

@@ -1,0 +1,152 @@
+"""Where memory entries live: the personal log and the project log.
+
+* Personal: ``$VOYAGER_HOME/memory.jsonl`` (``~/.voyager``), or the file
+  ``$VOYAGER_MEMORY_PATH`` names. Identity, user, behaviors and preferences go here.
+* Project: ``.voyager/memory.jsonl`` in a repository that has ``.voyager/`` (tracked by
+  git). Everything else goes here when there is one; ``store=personal|project``
+  overrides, except that identity and user are always personal.
+
+Reads fold both logs, the project's after the personal one, so a project entry wins on
+the same id. An update or removal goes to the log that holds the entry. In the project
+log, paths (``context.path``, ``projectPath``) are stored relative to the repository top
+and resolved when read, so they match in every clone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .. import repo
+from ..config import voyager_home
+from ..errors import EntryError
+from . import log
+
+PERSONAL, PROJECT = "personal", "project"
+ALWAYS_PERSONAL = ("identity", "user")
+PERSONAL_BY_DEFAULT = ("behavior", "preference")
+_PATH_FIELDS = {"context": "path", "learning": "projectPath"}
+
+
+def personal_log_path() -> Path:
+    override = os.environ.get("VOYAGER_MEMORY_PATH")
+    return Path(override).expanduser() if override else voyager_home() / "memory.jsonl"
+
+
+@dataclasses.dataclass(slots=True)
+class Snapshot:
+    """Both logs folded: live entries by id, which log holds each, each log's health."""
+
+    state: log.Folded
+    origin: dict[str, str]
+    health: dict[str, log.Health]
+
+
+class MemoryStore:
+    """The memory logs seen from `cwd`."""
+
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str] = ".",
+        *,
+        clock: Callable[[], datetime] | None = None,
+        redact: bool = True,
+        lock_timeout: float = 10.0,
+    ) -> None:
+        self.cwd = Path(cwd).absolute()
+        self.top = repo.find_top(self.cwd)
+        self.personal = personal_log_path()
+        voyager = self.top / ".voyager" if self.top else None
+        self.project = voyager / "memory.jsonl" if voyager and voyager.is_dir() else None
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.redact = redact
+        self.lock_timeout = lock_timeout
+
+    def path_of(self, store: str) -> Path:
+        if store == PROJECT:
+            if self.project is None:
+                raise EntryError(
+                    f"{self.cwd}: store=project needs a repository with .voyager/ "
+                    "(run voyager-brain init)"
+                )
+            return self.project
+        return self.personal
+
+    def store_for(self, entry_type: str, store: str | None = None) -> str:
+        """Which log a new entry of `entry_type` goes to."""
+        if store not in (None, PERSONAL, PROJECT):
+            raise EntryError(f"store: expected personal or project, got {store!r}")
+        if entry_type in ALWAYS_PERSONAL:
+            return PERSONAL
+        if store is not None:
+            return store
+        if entry_type in PERSONAL_BY_DEFAULT or self.project is None:
+            return PERSONAL
+        return PROJECT
+
+    # -- reading ----------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """Fold the personal log, then the project log over it."""
+        state = log.Folded()
+        origin: dict[str, str] = {}
+        health: dict[str, log.Health] = {}
+        for name, path in ((PERSONAL, self.personal), (PROJECT, self.project)):
+            if path is None:
+                continue
+            entries, health[name] = log.read(path)
+            if name == PROJECT:
+                entries = [self._from_project(e) for e in entries]
+            log.fold(entries, into=state)
+            for entry in entries:
+                if entry.get("type") != "tombstone":
+                    origin[entry["id"]] = name
+        return Snapshot(state, {i: origin.get(i, PERSONAL) for i in state.entries}, health)
+
+    def _from_project(self, entry: dict[str, Any]) -> dict[str, Any]:
+        field = _PATH_FIELDS.get(str(entry.get("type")))
+        value = entry.get(field) if field else None
+        if field and isinstance(value, str) and self.top and not os.path.isabs(value):
+            return {**entry, field: os.path.normpath(self.top / value)}
+        return entry
+
+    def _to_project(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+        field = _PATH_FIELDS.get(str(entry.get("type")))
+        value = entry.get(field) if field else None
+        if field and isinstance(value, str) and self.top and os.path.isabs(value):
+            try:
+                relative = Path(value).resolve().relative_to(self.top)
+            except ValueError:
+                return dict(entry)  # outside the repository: keep it absolute
+            return {**entry, field: relative.as_posix() or "."}
+        return dict(entry)
+
+    # -- writing ----------------------------------------------------------------------
+
+    def write(self, entries: Iterable[Mapping[str, Any]], store: str) -> list[dict[str, Any]]:
+        """Append `entries` to one log (redacted, paths made relative for the project).
+        Returns the lines as written."""
+        lines = [dict(e) for e in entries]
+        if self.redact:
+            lines = [_redact_entry(e) for e in lines]
+        if store == PROJECT:
+            lines = [self._to_project(e) for e in lines]
+        log.append(self.path_of(store), lines, self.lock_timeout)
+        return lines
+
+    def now(self) -> str:
+        """The time written in ``created`` and ``updated``: the seed's format."""
+        moment = self.clock().astimezone(UTC)
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _redact_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    from ..redact import redact_json
+
+    # Ids, types and times are ours; every other string could carry a pasted secret.
+    keep = ("id", "type", "created", "updated", "target_id", "target_type")
+    return {key: value if key in keep else redact_json(value) for key, value in entry.items()}
