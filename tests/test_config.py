@@ -72,7 +72,21 @@ def test_init_config_documents_every_key_and_parses_to_defaults() -> None:
     assert Config.from_mapping(tomllib.loads(uncommented)) == Config()
 
 
-def test_every_key_is_documented() -> None:
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
+def test_configuration_reference_is_up_to_date() -> None:
+    import importlib.util
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    spec = importlib.util.spec_from_file_location("gen", docs / "make_config_reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    doc = (docs / "configuration.md").read_text()
+    assert doc == module.reference(), "run: python docs/make_config_reference.py"
     for setting in SETTINGS:
         assert f"| `{setting.name}` |" in doc
+
+
+def test_camel_case_spellings_of_the_memory_settings_are_accepted() -> None:
+    config = Config.from_mapping({"decayAfterDays": 30, "promptBudget": 1000, "autoMemory": False})
+    assert (config.decay_after_days, config.prompt_budget, config.auto_memory) == (30, 1000, False)
+    assert Config.from_mapping({"decay_min_score": 0}).decay_min_score == 0

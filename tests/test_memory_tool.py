@@ -17,6 +17,7 @@ from conftest import run_cli
 
 from voyager_brain.errors import EntryError
 from voyager_brain.memory import log
+from voyager_brain.memory.defaults import BEHAVIORS, default_entries
 from voyager_brain.memory.tool import brain_tool
 
 # The seed's "Examples" section, verbatim, with `voyager-brain brain` for `brain`.
@@ -44,6 +45,12 @@ brain action=remove type=identity key=name
 brain action=remove type=context path=/home/user/projects/rho
 brain action=remove id=<learning> reason="No longer accurate"
 """  # noqa: E501
+
+
+def added(path: Path) -> list[dict[str, Any]]:
+    """The lines of a log apart from the defaults a new personal log starts with."""
+    defaults = {e["id"] for e in default_entries("2026-01-01T00:00:00.000Z")}
+    return [e for e in log.read(path)[0] if e["id"] not in defaults]
 
 
 def shell(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -122,7 +129,7 @@ def test_identity_and_user_always_go_to_the_personal_log(repo: Path, isolated_en
     run_cli("init", cwd=repo)
     brain_tool("add", cwd=str(repo), type="identity", key="name", value="rho", store="project")
     brain_tool("add", cwd=str(repo), type="user", key="editor", value="Neovim")
-    personal = log.read(isolated_env / "memory.jsonl")[0]
+    personal = added(isolated_env / "memory.jsonl")
     assert {e["type"] for e in personal} == {"identity", "user"}
     assert not (repo / ".voyager" / "memory.jsonl").exists()
 
@@ -140,7 +147,7 @@ def test_behavior_and_preference_are_personal_unless_store_project(
         category="Code",
         store="project",
     )
-    assert [e["text"] for e in log.read(isolated_env / "memory.jsonl")[0]] == ["Tabs"]
+    assert [e["text"] for e in added(isolated_env / "memory.jsonl")] == ["Tabs"]
     project = log.read(repo / ".voyager" / "memory.jsonl")[0]
     assert [e["text"] for e in project] == ["Spaces in this repo"]
 
@@ -154,7 +161,7 @@ def test_learnings_go_to_the_project_log_inside_a_voyager_repository(
     sub = repo / "src"
     sub.mkdir()
     brain_tool("add", cwd=str(sub), type="learning", text="After init, from a subfolder")
-    assert [e["text"] for e in log.read(isolated_env / "memory.jsonl")[0]] == ["Before init"]
+    assert [e["text"] for e in added(isolated_env / "memory.jsonl")] == ["Before init"]
     [stored] = log.read(repo / ".voyager" / "memory.jsonl")[0]
     # Paths in the project log are relative to the top, resolved when read.
     assert (stored["scope"], stored["projectPath"]) == ("project", ".")
@@ -188,7 +195,7 @@ def test_exact_duplicate_learning_writes_nothing(repo: Path, isolated_env: Path)
     assert result == {
         "ok": False,
         "message": "Duplicate learning: already stored",
-        "entries": [log.read(isolated_env / "memory.jsonl")[0][0]],
+        "entries": added(isolated_env / "memory.jsonl"),
     }
     assert (isolated_env / "memory.jsonl").read_bytes() == before
 
@@ -225,7 +232,8 @@ def test_decay_tombstones_only_stale_low_scoring_learnings(repo: Path) -> None:
     brain_tool("add", cwd=str(repo), clock=now, type="learning", text="Fresh fact", source="auto")
     result = brain_tool("decay", cwd=str(repo), clock=now)
     assert result["message"] == "Decayed 1 learning"
-    texts = {e["text"] for e in brain_tool("list", cwd=str(repo))["entries"] if "text" in e}
+    kept = brain_tool("list", cwd=str(repo))["entries"]
+    texts = {e["text"] for e in kept if e["type"] in ("learning", "preference")}
     assert texts == {"Old pref", "Fresh fact"}
 
 
@@ -276,7 +284,7 @@ def test_memory_stats_and_search(repo: Path) -> None:
         brain_tool("add", cwd=str(repo), type="learning", text=text)
     brain_tool("add", cwd=str(repo), type="identity", key="name", value="rho")
     out = run_cli("memory", "stats", cwd=repo).stdout
-    assert out.splitlines()[0] == "🧠 2L 0P 0T 0R | 0beh 1id 0usr"
+    assert out.splitlines()[0] == f"🧠 2L 0P 0T 1R | {len(BEHAVIORS)}beh 1id 0usr"
     data = json.loads(run_cli("memory", "stats", "--json", cwd=repo).stdout)
     assert data["logs"]["project"]["total"] == 2 and data["logs"]["personal"]["bad_lines"] == 0
     assert "Deploys on Fridays" in run_cli("memory", "search", "FRIDAY", cwd=repo).stdout
@@ -318,3 +326,54 @@ def test_four_cli_processes_times_100_adds_keep_all_400(repo: Path) -> None:
     assert all(isinstance(json.loads(line), dict) for line in raw[:-1])
     learnings = brain_tool("list", cwd=str(repo), type="learning")["entries"]
     assert len({e["text"] for e in learnings}) == 400
+
+
+def test_a_new_personal_log_is_seeded_once(repo: Path, isolated_env: Path) -> None:
+    brain_tool("list", cwd=str(repo))
+    entries, health = log.read(isolated_env / "memory.jsonl")
+    assert health.bad_lines == 0
+    kinds = [e["type"] for e in entries]
+    assert kinds.count("behavior") == len(BEHAVIORS) >= 16
+    assert {e["category"] for e in entries if e["type"] == "behavior"} == {"do", "dont", "value"}
+    [reminder] = [e for e in entries if e["type"] == "reminder"]
+    assert reminder["cadence"] == {"kind": "daily", "at": "01:00"}
+    [meta] = [e for e in entries if e["type"] == "meta"]
+    assert (meta["key"], meta["value"]) == ("schema_version", "1")
+    # Removing every default does not bring them back: the file exists.
+    brain_tool("remove", cwd=str(repo), id="b0000001")
+    brain_tool("list", cwd=str(repo))
+    assert "b0000001" not in {e["id"] for e in brain_tool("list", cwd=str(repo))["entries"]}
+
+
+def test_two_first_runs_seed_the_personal_log_once(repo: Path, isolated_env: Path) -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "voyager_brain", "brain", "action=list"],
+            cwd=repo,
+            stdout=subprocess.DEVNULL,
+        )
+        for _ in range(2)
+    ]
+    for p in procs:
+        assert p.wait(timeout=60) == 0
+    entries = log.read(isolated_env / "memory.jsonl")[0]
+    assert len(entries) == len(default_entries("x"))
+
+
+def test_decay_thresholds_come_from_config(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    # The seed's camelCase spellings are accepted. A 20-day-old learning scores 8
+    # (recency 10 - 20 // 7), so it decays only when the threshold is above that.
+    (repo / ".voyager" / "config.toml").write_text("decayAfterDays = 10\ndecayMinScore = 9\n")
+    old = lambda: datetime(2026, 1, 1, tzinfo=UTC)  # noqa: E731
+    brain_tool(
+        "add",
+        cwd=str(repo),
+        clock=old,
+        type="learning",
+        text="Twenty days old fact",
+        source="auto",
+        store="personal",
+    )
+    later = lambda: datetime(2026, 1, 21, tzinfo=UTC)  # noqa: E731
+    assert brain_tool("decay", cwd=str(repo), clock=later)["message"] == "Decayed 1 learning"

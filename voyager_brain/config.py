@@ -55,6 +55,30 @@ SETTINGS: tuple[Setting, ...] = (
         "how long a writer waits for another process's lock before giving up",
     ),
     Setting(
+        "auto_memory",
+        True,
+        bool,
+        "extract learnings and preferences from conversations (also VOYAGER_AUTO_MEMORY=0)",
+    ),
+    Setting(
+        "decay_after_days",
+        90,
+        int,
+        "days without an update before a learning may decay",
+    ),
+    Setting(
+        "decay_min_score",
+        3,
+        int,
+        "learnings scoring at least this never decay",
+    ),
+    Setting(
+        "prompt_budget",
+        2000,
+        int,
+        "token budget of the context document injected at session start",
+    ),
+    Setting(
         "summarizer",
         "extractive",
         str,
@@ -62,6 +86,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
+#: The memory log's settings are also accepted in the original tool's camelCase.
+ALIASES = {
+    "autoMemory": "auto_memory",
+    "decayAfterDays": "decay_after_days",
+    "decayMinScore": "decay_min_score",
+    "promptBudget": "prompt_budget",
+}
 SUMMARIZERS = ("extractive",)
 
 
@@ -78,6 +109,10 @@ class Config:
     auto_compact: bool = True
     redact_secrets: bool = True
     lock_timeout_seconds: float = 10.0
+    auto_memory: bool = True
+    decay_after_days: int = 90
+    decay_min_score: int = 3
+    prompt_budget: int = 2000
     summarizer: str = "extractive"
     #: ``file: key`` for every key we did not recognise (reported by `doctor`).
     unknown_keys: tuple[str, ...] = ()
@@ -103,8 +138,10 @@ def _check(setting: Setting, value: Any, origin: str) -> Any:
             f"{origin}: {setting.name}: expected {setting.kind.__name__}, "
             f"got {type(value).__name__} {value!r}"
         )
-    if setting.kind in (int, float) and value <= 0:
-        raise ConfigError(f"{origin}: {setting.name}: expected a positive number, got {value!r}")
+    lowest = 0 if setting.name == "decay_min_score" else 1e-9
+    if setting.kind in (int, float) and value < lowest:
+        what = "a number >= 0" if lowest == 0 else "a positive number"
+        raise ConfigError(f"{origin}: {setting.name}: expected {what}, got {value!r}")
     if setting.name == "summarizer" and value not in SUMMARIZERS:
         raise ConfigError(
             f"{origin}: summarizer: expected one of {', '.join(SUMMARIZERS)}, got {value!r}"
@@ -116,11 +153,11 @@ def _merge(base: Config, data: Mapping[str, Any], origin: str) -> Config:
     changes: dict[str, Any] = {}
     unknown = list(base.unknown_keys)
     for key, value in data.items():
-        setting = _BY_NAME.get(key)
+        setting = _BY_NAME.get(ALIASES.get(key, key))
         if setting is None:
             unknown.append(f"{origin}: {key}")
             continue
-        changes[key] = _check(setting, value, origin)
+        changes[setting.name] = _check(setting, value, origin)
     return dataclasses.replace(base, unknown_keys=tuple(unknown), **changes)
 
 

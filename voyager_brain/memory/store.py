@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import repo
+from .. import repo, storage
 from ..config import voyager_home
 from ..errors import EntryError
 from . import log
@@ -126,6 +126,22 @@ class MemoryStore:
         return dict(entry)
 
     # -- writing ----------------------------------------------------------------------
+
+    def seed_personal(self) -> bool:
+        """Write the default personal log when there is none yet (under its lock, so two
+        first runs cannot both seed it). Returns whether it did."""
+        if self.personal.exists():
+            return False
+        from .defaults import default_entries
+
+        with storage.locked(self.personal, self.lock_timeout):
+            if self.personal.exists():
+                return False
+            lines = default_entries(self.now())
+            for n, entry in enumerate(lines):
+                log.validate(entry, f"default entry {n + 1}")
+            storage.atomic_write(self.personal, b"".join(log.encode(e) for e in lines))
+        return True
 
     def write(self, entries: Iterable[Mapping[str, Any]], store: str) -> list[dict[str, Any]]:
         """Append `entries` to one log (redacted, paths made relative for the project).

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from ..config import Config, load_config
 from ..errors import EntryError
 from . import log, rank, schedule
 from .store import PERSONAL, PROJECT, MemoryStore
@@ -67,15 +68,21 @@ def brain_tool(
     *,
     cwd: str = ".",
     clock: Callable[[], datetime] | None = None,
-    decay_after_days: int = 90,
-    decay_min_score: int = 3,
+    config: Config | None = None,
     **params: Any,
 ) -> dict[str, Any]:
-    """Run one action of the brain tool with the seed's parameters.
+    """Run one action of the brain tool with the seed's parameters, as seen from `cwd`.
 
-    Raises `EntryError` (a `BrainError`) with one line for a bad action or parameter.
+    Settings (decay thresholds, redaction, lock timeout) come from `config`, else from
+    config.toml. Raises `EntryError` (a `BrainError`) with one line for a bad action or
+    parameter.
     """
     store = MemoryStore(cwd, clock=clock)
+    if config is None:
+        config = load_config(store.top / ".voyager" if store.top else None)
+    store.redact = config.redact_secrets
+    store.lock_timeout = config.lock_timeout_seconds
+    store.seed_personal()
     handlers: dict[str, Callable[[MemoryStore, dict[str, Any]], dict[str, Any]]] = {
         "add": _add,
         "update": _update,
@@ -86,7 +93,7 @@ def brain_tool(
         "reminder_run": _reminder_run,
     }
     if action == "decay":
-        return _decay(store, decay_after_days, decay_min_score)
+        return _decay(store, config.decay_after_days, config.decay_min_score)
     handler = handlers.get(action)
     if handler is None:
         raise EntryError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")

@@ -1,0 +1,63 @@
+"""Write docs/configuration.md from the settings table: python docs/make_config_reference.py
+
+A test fails when docs/configuration.md is out of date.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from voyager_brain.config import ALIASES, SETTINGS
+
+INTRO = """\
+# Configuration
+
+voyager-brain reads `$VOYAGER_HOME/config.toml` (personal defaults; `~/.voyager` unless
+the variable is set) and then `.voyager/config.toml` (the project's, committed with it).
+The project's file wins key by key. Every key is optional and snake_case; a value of the
+wrong type is an error naming the file and the key, and an unknown key is ignored and
+reported by `voyager-brain doctor` (so a file written for a newer version still loads).
+
+| key | type | default | what it does |
+|---|---|---|---|
+"""
+
+OUTRO = """
+The memory log's settings are also accepted in the original tool's camelCase spelling:
+{aliases}.
+
+`voyager-brain init` writes a `config.toml` listing every key, commented out, with its
+default. A Python caller may pass settings directly, which skips the files:
+
+```python
+BrainManager(".", config={{"compact_budget_tokens": 2000, "auto_compact": False}})
+```
+
+## Token estimates
+
+Sizes are estimated at `chars_per_token` characters per token (4 by default), rounded up,
+the same rule used everywhere in voyager-brain.
+"""
+
+
+def _value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)
+
+
+def reference() -> str:
+    rows = "".join(
+        f"| `{s.name}` | {s.kind.__name__} | `{_value(s.default)}` | {s.help} |\n" for s in SETTINGS
+    )
+    aliases = ", ".join(f"`{camel}` for `{snake}`" for camel, snake in ALIASES.items())
+    return INTRO + rows + OUTRO.format(aliases=aliases)
+
+
+if __name__ == "__main__":
+    target = Path(__file__).resolve().parent / "configuration.md"
+    target.write_text(reference(), encoding="utf-8")
+    sys.stdout.write(f"wrote {target.name}\n")
