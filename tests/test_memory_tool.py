@@ -377,3 +377,29 @@ def test_decay_thresholds_come_from_config(repo: Path) -> None:
     )
     later = lambda: datetime(2026, 1, 21, tzinfo=UTC)  # noqa: E731
     assert brain_tool("decay", cwd=str(repo), clock=later)["message"] == "Decayed 1 learning"
+
+
+def test_import_rho_brings_a_brain_jsonl_in_once(repo: Path, isolated_env: Path) -> None:
+    source = Path(__file__).resolve().parent / "fixtures" / "rho" / "brain.jsonl"
+    first = json.loads(run_cli("import", "rho", str(source), "--json", cwd=repo).stdout)
+    assert (first["imported"], first["bad_lines"]) == (14, 1)
+    again = json.loads(run_cli("import", "rho", str(source), "--json", cwd=repo).stdout)
+    assert (again["imported"], again["already_present"]) == (0, 14)
+    listed = brain_tool("list", cwd=str(repo))["entries"]
+    ids = {e["id"] for e in listed}
+    assert {"t-abc123", "rem00001", "ctx00001", "a1b2c3d4"} <= ids
+    assert "a1b2c3d5" not in ids  # the seed's tombstone still removes its learning
+
+
+def test_memory_due_lists_due_reminders_and_overdue_or_urgent_tasks(repo: Path) -> None:
+    brain_tool("add", cwd=str(repo), type="task", description="Overdue thing", due="2020-01-01")
+    brain_tool("add", cwd=str(repo), type="task", description="Urgent thing", priority="urgent")
+    brain_tool("add", cwd=str(repo), type="task", description="Later thing", due="2999-01-01")
+    out = run_cli("memory", "due", cwd=repo).stdout
+    assert "Overdue thing (overdue since 2020-01-01)" in out
+    assert "Urgent thing (urgent)" in out
+    assert "Later thing" not in out
+    # The default consolidation reminder has never run, so it is due.
+    assert "reminder rem00001" in out
+    data = json.loads(run_cli("memory", "due", "--json", cwd=repo).stdout)
+    assert len(data["tasks"]) == 2 and len(data["reminders"]) == 1

@@ -435,6 +435,44 @@ def import_() -> None:
     """Bring memory from another tool into this repository's brain."""
 
 
+@import_.command(name="rho")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_option
+@click.pass_context
+def import_rho(ctx: click.Context, path: Path, as_json: bool) -> None:
+    """Bring an existing rho brain.jsonl into the personal memory log.
+
+    Every valid line is appended (the fold applies its updates and tombstones as the
+    original tool did); lines already in the personal log are skipped, bad lines are
+    counted and left out.
+    """
+    from .memory import log
+    from .memory.store import PERSONAL, MemoryStore
+
+    entries, health = log.read(path)
+    store = MemoryStore(_start(ctx))
+    have = {log.encode(e) for e in log.read(store.personal)[0]}
+    fresh = [e for e in entries if log.encode(e) not in have]
+    for n, entry in enumerate(fresh):
+        log.validate(entry, f"{path}: entry {n + 1}")
+    if fresh:
+        store.write(fresh, PERSONAL)
+    report = {
+        "imported": len(fresh),
+        "already_present": len(entries) - len(fresh),
+        "bad_lines": health.bad_lines,
+        "into": str(store.personal),
+    }
+    if as_json:
+        print_json(report)
+    else:
+        click.echo(
+            f"imported {report['imported']} lines into {report['into']} "
+            f"({report['already_present']} already there, {report['bad_lines']} bad lines "
+            "left out)"
+        )
+
+
 @import_.command(name="llm-brain")
 @click.argument("path", required=False, type=click.Path(dir_okay=True, path_type=Path))
 @json_option
@@ -589,6 +627,38 @@ def search(ctx: click.Context, query: str, as_json: bool) -> None:
         print_json(result)
     else:
         click.echo(result["message"])
+
+
+@memory.command()
+@json_option
+@click.pass_context
+def due(ctx: click.Context, as_json: bool) -> None:
+    """Reminders that are due, and pending tasks that are overdue or urgent."""
+    from datetime import UTC, datetime
+
+    from .memory import schedule
+    from .memory.store import MemoryStore
+
+    store = MemoryStore(_start(ctx))
+    snapshot = store.snapshot()
+    now = datetime.now(UTC)
+    reminders = [r for r in snapshot.state.live("reminder") if schedule.is_due(r, now)]
+    tasks = [
+        t
+        for t in snapshot.state.live("task")
+        if schedule.matches_filter(t, "pending")
+        and (t.get("priority") == "urgent" or schedule.is_overdue(t, now))
+    ]
+    if as_json:
+        print_json({"reminders": reminders, "tasks": tasks})
+        return
+    for r in reminders:
+        click.echo(f"reminder {r['id']}: {r['text']} (due {r.get('next_due') or 'now'})")
+    for t in tasks:
+        why = "urgent" if t.get("priority") == "urgent" else f"overdue since {t.get('due')}"
+        click.echo(f"task {t['id']}: {t['description']} ({why})")
+    if not reminders and not tasks:
+        click.echo("nothing due")
 
 
 @memory.command()
