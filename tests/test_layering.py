@@ -16,7 +16,7 @@ LAYERS = [
     {"errors"},
     {"model", "storage", "redact", "repo", "render", "config"},
     {"brainfile", "summarizer", "state", "memory"},
-    {"compaction"},
+    {"compaction", "context"},
     {"session"},
     {"doctor", "demo", "show", "__init__"},
     {"cli", "__main__"},

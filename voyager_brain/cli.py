@@ -505,6 +505,43 @@ def import_llm_brain(ctx: click.Context, path: Path | None, as_json: bool) -> No
     _save_update(bm, update, [], as_json, {"imported": str(path)})
 
 
+# -- the session-start context -------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--budget", type=click.IntRange(min=50), help="Token budget (default: prompt_budget)."
+)
+@click.option(
+    "--explain", is_flag=True, help="List every candidate line, its cost, and why it is in or out."
+)
+@json_option
+@click.pass_context
+def context(ctx: click.Context, budget: int | None, explain: bool, as_json: bool) -> None:
+    """Print the document injected at session start.
+
+    One budgeted document from the memory logs, brain.json and brain.md: identity and
+    user, behavior, preferences, the project state, project context, the session
+    brain, what is due, and learnings ranked by score. Outside a repository with
+    .voyager/ it holds the personal log alone.
+    """
+    bm = BrainManager(_start(ctx))
+    doc = bm.context_document(budget)
+    if as_json:
+        print_json(doc.to_dict())
+        return
+    if not explain:
+        click.echo(doc.text, nl=False)
+        return
+    for choice in doc.choices:
+        mark = "+" if choice.included else "-"
+        why = "" if choice.included else f"  ({choice.reason})"
+        click.echo(
+            f"{mark} {choice.item.section:<12} ~{choice.tokens:>3} tokens  {choice.item.ref}{why}"
+        )
+    click.echo(f"total: ~{doc.tokens} of {doc.budget_tokens} tokens")
+
+
 # -- the memory log: brain, memory ---------------------------------------------------
 
 _BOOLEAN_PARAMS = ("enabled", "verbose")

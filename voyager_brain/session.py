@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from . import brainfile, repo, storage
 from . import state as project_state
@@ -42,6 +42,9 @@ from .model import (
 )
 from .render import Templates
 from .state import ProjectState
+
+if TYPE_CHECKING:
+    from .context import ContextDocument
 
 Clock = Callable[[], datetime]
 
@@ -99,6 +102,7 @@ class BrainManager:
         clock: Clock | None = None,
     ) -> None:
         start = Path(root).expanduser().absolute()
+        self.root: Path = start
         self.top: Path = repo.find_top(start) or start
         self.voyager_dir: Path = self.top / ".voyager"
         self.path: Path = self.voyager_dir / "brain.md"
@@ -258,6 +262,35 @@ class BrainManager:
         except FileNotFoundError:
             size = 0
         return BrainStatus(self._loaded, self.path, size, len(doc.entries), _last_compaction(doc))
+
+    # -- the session-start context ----------------------------------------------------
+
+    def context(self, budget: int | None = None) -> str:
+        """The document to inject at session start: the memory logs, brain.json and
+        brain.md, within `budget` tokens (default: prompt_budget in config.toml)."""
+        return self.context_document(budget).text
+
+    def context_document(self, budget: int | None = None) -> ContextDocument:
+        """`context()` with the record of every candidate line (for ``--explain``)."""
+        from .context import build_context
+        from .memory.store import MemoryStore
+
+        if not self._loaded:
+            self.load()
+        store = MemoryStore(self.root, clock=self.clock)
+        store.seed_personal()
+        in_project = self.voyager_dir.is_dir()
+        return build_context(
+            memory=store.snapshot().state,
+            state=self._current_state() if in_project else None,
+            entries=self._entries if in_project else (),
+            cwd=self.root,
+            top=self.top if in_project else None,
+            project=self.project if in_project else None,
+            now=self.clock(),
+            budget_tokens=budget or self.config.prompt_budget,
+            chars_per_token=self.config.chars_per_token,
+        )
 
     # -- the project state (brain.json) ---------------------------------------------
 

@@ -1,0 +1,292 @@
+"""The session-start context: one document from every store, within its budget, with an
+explain list that agrees with the text."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from voyager_brain import BrainEntry, BrainManager
+from voyager_brain.context import FOOTER, TITLES, build_context
+from voyager_brain.memory.log import Folded, fold
+from voyager_brain.memory.tool import brain_tool
+from voyager_brain.state import empty_state, merge
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+CREATED = "2026-02-20T00:00:00.000Z"
+
+
+def memory(*entries: dict[str, Any]) -> Folded:
+    return fold([{"created": CREATED, **e} for e in entries])
+
+
+def build(
+    mem: Folded,
+    state: dict[str, Any] | None = None,
+    entries: tuple[BrainEntry, ...] = (),
+    budget: int = 2000,
+    cwd: Path = Path("/work/p"),
+    top: Path | None = None,
+) -> Any:
+    return build_context(
+        memory=mem,
+        state=state,
+        entries=entries,
+        cwd=cwd,
+        top=top,
+        project="p" if state is not None else None,
+        now=NOW,
+        budget_tokens=budget,
+    )
+
+
+def test_sections_come_in_the_documented_order() -> None:
+    mem = memory(
+        {"id": "i1", "type": "identity", "key": "name", "value": "rho"},
+        {"id": "u1", "type": "user", "key": "editor", "value": "Neovim"},
+        {"id": "b1", "type": "behavior", "category": "do", "text": "Be direct"},
+        {"id": "p1", "type": "preference", "category": "Code", "text": "Early returns"},
+        {"id": "c1", "type": "context", "project": "p", "path": "/work/p", "content": "Monorepo"},
+        {"id": "l1", "type": "learning", "text": "Uses pnpm"},
+        {
+            "id": "t1",
+            "type": "task",
+            "description": "Urgent fix",
+            "status": "pending",
+            "priority": "urgent",
+        },
+    )
+    state = merge(
+        empty_state("p", NOW), {"activeState": {"currentGoal": "Ship"}}, now=NOW, new_session=False
+    )
+    entries = (BrainEntry("loop_status", "Iteration 3/10", NOW),)
+    text = build(mem, state, entries).text
+    order = [
+        text.index(TITLES[s])
+        for s in (
+            "identity",
+            "user",
+            "behavior",
+            "preferences",
+            "project",
+            "context",
+            "session",
+            "due",
+            "learnings",
+        )
+    ]
+    assert order == sorted(order)
+    assert text.startswith("# Memory for p (voyager-brain)")
+    assert text.endswith(FOOTER + "\n")
+
+
+def test_identity_and_user_are_sorted_by_key() -> None:
+    mem = memory(
+        {"id": "i2", "type": "identity", "key": "role", "value": "agent"},
+        {"id": "i1", "type": "identity", "key": "name", "value": "rho"},
+    )
+    text = build(mem).text
+    assert text.index("- name: rho") < text.index("- role: agent")
+
+
+def test_surplus_flows_to_learnings() -> None:
+    learnings = [
+        {"id": f"l{n:02d}", "type": "learning", "text": f"Learning number {n:02d} " + "x" * 60}
+        for n in range(200)
+    ]
+    few = build(memory(*learnings), budget=1000)
+    with_behaviors = build(
+        memory(
+            *learnings,
+            *(
+                {"id": f"b{n}", "type": "behavior", "category": "do", "text": "Behave " + "y" * 60}
+                for n in range(40)
+            ),
+        ),
+        budget=1000,
+    )
+    count = lambda doc: sum(1 for c in doc.choices if c.included and c.item.section == "learnings")  # noqa: E731
+    assert count(few) > count(with_behaviors) > 0
+    assert "(…" in few.text and "more omitted)" in few.text
+
+
+def test_one_long_list_does_not_crowd_out_the_goal_and_blockers() -> None:
+    update = {
+        "activeState": {"currentGoal": "Ship v1", "blockers": ["CI is red"]},
+        "decisions": [
+            {"what": f"Decision {n} " + "z" * 80, "when": "2026-02-01"} for n in range(100)
+        ],
+    }
+    state = merge(empty_state("p", NOW), update, now=NOW, new_session=False)
+    text = build(memory(), state, budget=600).text
+    assert "Goal: Ship v1" in text and "Blocker: CI is red" in text
+    assert "more omitted)" in text
+
+
+def test_decisions_newest_first_and_issues_by_severity() -> None:
+    update = {
+        "decisions": [{"what": "Old", "when": "2025-01-01"}, {"what": "New", "when": "2026-01-01"}],
+        "knownIssues": [
+            {"issue": "minor", "severity": "low"},
+            {"issue": "fire", "severity": "critical"},
+        ],
+    }
+    state = merge(empty_state("p", NOW), update, now=NOW, new_session=False)
+    text = build(memory(), state).text
+    assert text.index("Decision: New") < text.index("Decision: Old")
+    assert text.index("[critical]: fire") < text.index("[low]: minor")
+
+
+def test_stale_key_files_are_flagged(tmp_path: Path) -> None:
+    (tmp_path / "here.py").write_text("")
+    update = {"keyFiles": [{"path": "here.py"}, {"path": "gone.py", "role": "old"}]}
+    state = merge(empty_state("p", NOW), update, now=NOW, new_session=False)
+    text = build(memory(), state, top=tmp_path).text
+    assert "Key file: here.py\n" in text
+    assert "Key file: gone.py — old (missing from the working tree)" in text
+
+
+def test_project_context_is_the_longest_matching_path() -> None:
+    mem = memory(
+        {"id": "c1", "type": "context", "project": "all", "path": "/work", "content": "Outer"},
+        {"id": "c2", "type": "context", "project": "p", "path": "/work/p", "content": "Inner"},
+        {"id": "c3", "type": "context", "project": "q", "path": "/work/pq", "content": "Sibling"},
+    )
+    text = build(mem, cwd=Path("/work/p/src")).text
+    assert "Inner" in text and "Outer" not in text and "Sibling" not in text
+
+
+def test_session_brain_shows_newest_loop_status_and_latest_summary() -> None:
+    t = lambda m: datetime(2026, 3, 1, 10, m, tzinfo=UTC)  # noqa: E731
+    entries = (
+        BrainEntry("loop_status", "Iteration 1", t(0)),
+        BrainEntry("reflection", "Summary of 3 earlier entries", t(1), source="compact"),
+        BrainEntry("decision", "Chose JWT", t(2)),
+        BrainEntry("loop_status", "Iteration 2", t(3)),
+    )
+    state = empty_state("p", NOW)
+    text = build(memory(), state, entries).text
+    assert "Loop status (2026-03-01T10:03:00Z): Iteration 2" in text
+    assert "Iteration 1" not in text
+    assert "Summary (2026-03-01T10:01:00Z): Summary of 3 earlier entries" in text
+    assert "Decision (2026-03-01T10:02:00Z): Chose JWT" in text
+
+
+# -- the budget, as a property ----------------------------------------------------------
+
+_word = st.text(alphabet="abcdefgh ", min_size=1, max_size=60)
+
+
+@st.composite
+def stores(draw: st.DrawFn) -> tuple[Folded, dict[str, Any], tuple[BrainEntry, ...]]:
+    entries: list[dict[str, Any]] = []
+    for n, kind in enumerate(
+        draw(
+            st.lists(
+                st.sampled_from(
+                    ["identity", "user", "behavior", "preference", "learning", "context", "task"]
+                ),
+                max_size=40,
+            )
+        )
+    ):
+        text = f"{kind} {n} " + draw(_word)
+        entry: dict[str, Any] = {"id": f"e{n}", "type": kind}
+        match kind:
+            case "identity" | "user":
+                entry |= {"key": f"k{n}", "value": text}
+            case "behavior":
+                entry |= {"category": draw(st.sampled_from(["do", "dont", "value"])), "text": text}
+            case "preference":
+                entry |= {"category": "Code", "text": text}
+            case "learning":
+                entry |= {"text": text}
+            case "context":
+                entry |= {"project": "p", "path": "/work/p", "content": text}
+            case "task":
+                entry |= {"description": text, "status": "pending", "priority": "urgent"}
+        entries.append(entry)
+    update = {
+        "activeState": {
+            "currentGoal": draw(_word),
+            # Numbered, so that every candidate line is distinct text.
+            "blockers": [f"b{n} {w}" for n, w in enumerate(draw(st.lists(_word, max_size=5)))],
+        },
+        "decisions": [
+            {"what": f"d{n} {w}"} for n, w in enumerate(draw(st.lists(_word, max_size=8)))
+        ],
+        "nextSteps": [f"s{n} {w}" for n, w in enumerate(draw(st.lists(_word, max_size=5)))],
+    }
+    state = merge(empty_state("p", NOW), update, now=NOW, new_session=False)
+    brain = tuple(
+        BrainEntry(
+            draw(st.sampled_from(["observation", "decision", "loop_status"])),
+            f"entry {n} {w}",
+            datetime(2026, 2, 1, tzinfo=UTC).replace(minute=n % 60),
+        )
+        for n, w in enumerate(draw(st.lists(_word, max_size=8)))
+    )
+    return memory(*entries), state, brain
+
+
+@settings(max_examples=150)
+@given(stores(), st.integers(min_value=50, max_value=3000))
+def test_the_document_never_exceeds_its_budget_and_explain_agrees(
+    data: tuple[Folded, dict[str, Any], tuple[BrainEntry, ...]], budget: int
+) -> None:
+    mem, state, entries = data
+    doc = build(mem, state, entries, budget=budget)
+    assert len(doc.text) <= budget * 4 and doc.tokens <= budget
+    lines = doc.text.split("\n")
+    for choice in doc.choices:
+        assert (choice.item.text in lines) == choice.included, choice
+    # Every line of an item kind in the text has its Choice.
+    assert len(doc.included_refs) == sum(1 for c in doc.choices if c.included)
+
+
+# -- BrainManager and the CLI -----------------------------------------------------------
+
+
+def test_context_combines_every_store(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    brain_tool("add", cwd=str(repo), type="learning", text="This repo uses pnpm not npm")
+    brain_tool("add", cwd=str(repo), type="user", key="editor", value="Neovim")
+    bm = BrainManager(repo)
+    bm.update(BrainEntry("decision", "Chose JWT over sessions"))
+    bm.merge_state({"activeState": {"currentGoal": "Auth flow"}})
+    bm.persist()
+    text = BrainManager(repo).context()
+    for expected in (
+        "- editor: Neovim",
+        "Goal: Auth flow",
+        "Chose JWT over sessions",
+        "- This repo uses pnpm not npm",
+        "- Do: ",
+    ):
+        assert expected in text
+
+
+def test_outside_a_voyager_repository_only_the_personal_log(tmp_path: Path, repo: Path) -> None:
+    brain_tool("add", cwd=str(tmp_path), type="learning", text="Personal learning")
+    text = BrainManager(tmp_path).context()
+    assert text.startswith("# Memory (voyager-brain)")
+    assert "Personal learning" in text and TITLES["project"] not in text
+
+
+def test_cli_context_explain_and_json(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    brain_tool("add", cwd=str(repo), type="learning", text="Deploys need a green CI")
+    out = run_cli("context", cwd=repo)
+    assert out.returncode == 0 and "Deploys need a green CI" in out.stdout
+    explained = run_cli("context", "--budget", "60", "--explain", cwd=repo).stdout
+    assert explained.rstrip().splitlines()[-1].startswith("total: ~")
+    assert "(over the section's share of the budget)" in explained
+    data = json.loads(run_cli("context", "--budget", "300", "--json", cwd=repo).stdout)
+    assert data["tokens"] <= 300 and data["budget_tokens"] == 300
+    assert all(c["text"] in data["text"].split("\n") for c in data["choices"] if c["included"])

@@ -1,0 +1,457 @@
+"""The one document injected at session start, built from every store within a budget.
+
+Sections, in order: identity and user (full cost, taken first), behavior, preferences,
+the project state (brain.json), project context (longest path prefix of the working
+directory), the session brain (brain.md), what is due, and learnings ranked by score.
+The seed's budget rules apply to the whole document: tokens are characters / 4 rounded
+up; identity and user are paid first; the rest is split by `WEIGHTS`, and what a section
+leaves unused flows on to the next (so learnings get every surplus); inside a section
+lines are taken in order until its share ends, with a ``(…N more omitted)`` marker. The
+document never exceeds the budget, its first and last lines and the markers included.
+
+Every candidate line is recorded as a `Choice` (what, where from, cost, included or why
+not), so ``--explain`` shows exactly what the text holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .memory import rank, schedule
+from .memory.log import Folded
+from .model import BrainEntry, format_timestamp
+
+#: Shares of what identity and user leave, in percent. The seed's four (behavior 15,
+#: preferences 20, context 25, learnings 40) are rescaled to make room for the project
+#: state, the session brain and what is due; learnings, last, also get every surplus.
+WEIGHTS: dict[str, int] = {
+    "behavior": 10,
+    "preferences": 10,
+    "project": 25,
+    "context": 10,
+    "session": 15,
+    "due": 5,
+    "learnings": 25,
+}
+#: Inside the project state, so that one long list cannot crowd out the others.
+PROJECT_SHARES: dict[str, int] = {
+    "active": 35,
+    "decisions": 30,
+    "issues": 15,
+    "facts": 10,
+    "files": 10,
+}
+TITLES = {
+    "identity": "## Identity",
+    "user": "## User",
+    "behavior": "## Behavior",
+    "preferences": "## Preferences",
+    "project": "## Project state",
+    "context": "## Project context",
+    "session": "## Session brain",
+    "due": "## Due",
+    "learnings": "## Learnings",
+}
+FOOTER = (
+    "Record what you learn: `voyager-brain save` (project state), "
+    '`voyager-brain brain action=add type=learning text="..."` (memory).'
+)
+SEVERITY_ORDER = ("critical", "high", "medium", "low")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Item:
+    """One candidate line: its text, its section, and what it stands for."""
+
+    section: str
+    ref: str
+    text: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Choice:
+    item: Item
+    tokens: int
+    included: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "section": self.item.section,
+            "ref": self.item.ref,
+            "text": self.item.text,
+            "tokens": self.tokens,
+            "included": self.included,
+            "reason": self.reason,
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ContextDocument:
+    text: str
+    budget_tokens: int
+    tokens: int
+    choices: tuple[Choice, ...]
+
+    @property
+    def included_refs(self) -> list[str]:
+        return [c.item.ref for c in self.choices if c.included]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "budget_tokens": self.budget_tokens,
+            "tokens": self.tokens,
+            "included": self.included_refs,
+            "choices": [c.to_dict() for c in self.choices],
+        }
+
+
+# -- gathering the candidates ---------------------------------------------------------
+
+
+def _one_line(text: str, limit: int = 240) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _keyed(memory: Folded, type_: str) -> list[Item]:
+    entries = sorted(memory.live(type_), key=lambda e: str(e.get("key")))
+    return [
+        Item(type_, e["id"], f"- {e.get('key')}: {_one_line(e.get('value', ''))}") for e in entries
+    ]
+
+
+def _behavior(memory: Folded) -> list[Item]:
+    labels = {"do": "Do", "dont": "Don't", "value": "Value"}
+    items = []
+    for category in ("do", "dont", "value"):
+        for e in memory.live("behavior"):
+            if e.get("category") == category:
+                items.append(
+                    Item(
+                        "behavior", e["id"], f"- {labels[category]}: {_one_line(e.get('text', ''))}"
+                    )
+                )
+    return items
+
+
+def _preferences(memory: Folded) -> list[Item]:
+    entries = sorted(
+        memory.live("preference"),
+        key=lambda e: (str(e.get("category", "")), str(e.get("text", ""))),
+    )
+    return [
+        Item(
+            "preferences",
+            e["id"],
+            f"- [{e.get('category', 'General')}] {_one_line(e.get('text', ''))}",
+        )
+        for e in entries
+    ]
+
+
+def _project_parts(state: Mapping[str, Any] | None, top: Path | None) -> dict[str, list[Item]]:
+    if not state:
+        return {}
+    active = state.get("activeState", {})
+    parts: dict[str, list[Item]] = {name: [] for name in PROJECT_SHARES}
+    ref = "brain.json"
+    if active.get("currentGoal"):
+        parts["active"].append(
+            Item("project", f"{ref}:currentGoal", f"Goal: {_one_line(active['currentGoal'])}")
+        )
+    parts["active"] += [
+        Item("project", f"{ref}:blockers[{n}]", f"Blocker: {_one_line(b)}")
+        for n, b in enumerate(active.get("blockers", []))
+    ]
+    parts["active"] += [
+        Item("project", f"{ref}:inProgress[{n}]", f"In progress: {_one_line(b)}")
+        for n, b in enumerate(active.get("inProgress", []))
+    ]
+    parts["active"] += [
+        Item("project", f"{ref}:nextSteps[{n}]", f"Next: {_one_line(s)}")
+        for n, s in enumerate(state.get("nextSteps", []))
+    ]
+    decisions = sorted(
+        state.get("decisions", []), key=lambda d: str(d.get("when") or ""), reverse=True
+    )
+    for d in decisions:
+        why = f" — {_one_line(d['why'])}" if d.get("why") else ""
+        when = f" ({d['when']})" if d.get("when") else ""
+        parts["decisions"].append(
+            Item(
+                "project",
+                f"{ref}:decisions[{d['what']}]",
+                f"Decision: {_one_line(d['what'])}{why}{when}",
+            )
+        )
+    rank_of = {s: n for n, s in enumerate(SEVERITY_ORDER)}
+    for issue in sorted(
+        state.get("knownIssues", []),
+        key=lambda i: rank_of.get(i.get("severity") or "", len(rank_of)),
+    ):
+        fix = f" — workaround: {_one_line(issue['workaround'])}" if issue.get("workaround") else ""
+        parts["issues"].append(
+            Item(
+                "project",
+                f"{ref}:knownIssues[{issue['issue']}]",
+                f"Known issue [{issue.get('severity') or '?'}]: {_one_line(issue['issue'])}{fix}",
+            )
+        )
+    facts = state.get("facts", {})
+    if facts.get("stack"):
+        parts["facts"].append(
+            Item("project", f"{ref}:facts.stack", f"Stack: {', '.join(facts['stack'])}")
+        )
+    if facts.get("architecture"):
+        parts["facts"].append(
+            Item(
+                "project",
+                f"{ref}:facts.architecture",
+                f"Architecture: {_one_line(facts['architecture'])}",
+            )
+        )
+    parts["facts"] += [
+        Item("project", f"{ref}:facts.environment.{k}", f"Environment: {k} = {_one_line(str(v))}")
+        for k, v in facts.get("environment", {}).items()
+    ]
+    parts["facts"] += [
+        Item("project", f"{ref}:facts.custom[{n}]", f"Fact: {_one_line(c)}")
+        for n, c in enumerate(facts.get("custom", []))
+    ]
+    for f in state.get("keyFiles", []):
+        stale = top is not None and not (top / f["path"]).exists()
+        role = f" — {_one_line(f['role'])}" if f.get("role") else ""
+        flag = " (missing from the working tree)" if stale else ""
+        parts["files"].append(
+            Item("project", f"{ref}:keyFiles[{f['path']}]", f"Key file: {f['path']}{role}{flag}")
+        )
+    return parts
+
+
+def _context(memory: Folded, cwd: Path) -> list[Item]:
+    best: dict[str, Any] | None = None
+    best_len = -1
+    here = os.path.normpath(cwd)
+    for e in memory.live("context"):
+        path = os.path.normpath(str(e.get("path", "")))
+        inside = here == path or here.startswith(path.rstrip(os.sep) + os.sep)
+        if inside and len(path) > best_len:
+            best, best_len = e, len(path)
+    if best is None:
+        return []
+    return [
+        Item("context", best["id"], line)
+        for line in str(best.get("content", "")).splitlines()
+        if line.strip()
+    ]
+
+
+def _session(entries: Sequence[BrainEntry]) -> list[Item]:
+    def item(e: BrainEntry, label: str) -> Item:
+        return Item(
+            "session",
+            f"brain.md:{e.type}@{e.key[1]}",
+            f"{label} ({e.key[1]}): {_one_line(e.content)}",
+        )
+
+    items: list[Item] = []
+    statuses = [e for e in entries if e.type == "loop_status"]
+    if statuses:
+        items.append(item(statuses[-1], "Loop status"))
+    summaries = [e for e in entries if e.type == "reflection" and e.source == "compact"]
+    if summaries:
+        items.append(item(summaries[-1], "Summary"))
+    recent = [
+        e
+        for e in entries
+        if e.type in ("decision", "observation", "reflection") and e.source != "compact"
+    ]
+    recent.sort(key=lambda e: (e.key[1], e.type == "decision"), reverse=True)
+    items += [item(e, e.label) for e in recent]
+    return items
+
+
+def _due(memory: Folded, now: datetime) -> list[Item]:
+    items = [
+        Item("due", r["id"], f"Reminder due: {_one_line(r.get('text', ''))}")
+        for r in memory.live("reminder")
+        if schedule.is_due(r, now)
+    ]
+    for t in memory.live("task"):
+        if schedule.matches_filter(t, "pending") and (
+            t.get("priority") == "urgent" or schedule.is_overdue(t, now)
+        ):
+            why = "urgent" if t.get("priority") == "urgent" else f"overdue since {t.get('due')}"
+            items.append(Item("due", t["id"], f"Task ({why}): {_one_line(t['description'])}"))
+    return items
+
+
+def _learnings(memory: Folded, now: datetime, cwd: Path) -> list[Item]:
+    ranked = rank.rank_learnings(memory.live("learning"), now, str(cwd))
+    return [Item("learnings", e["id"], f"- {_one_line(e.get('text', ''))}") for e in ranked]
+
+
+# -- taking lines within a budget -----------------------------------------------------
+
+
+def _cost(chars: int, cpt: int) -> int:
+    return math.ceil(chars / cpt)
+
+
+def _take(
+    title: str,
+    items: Sequence[Item],
+    room: int,
+    cpt: int,
+    choices: list[Choice],
+    *,
+    marker: bool = True,
+) -> str | None:
+    """The section's block (title and lines, no final newline) using at most `room`
+    characters of the document, the separator before it included; None when empty or
+    nothing fits. Records a Choice per item. Without `marker`, omitted lines are only
+    recorded (the caller counts them)."""
+    if not items:
+        return None
+    lines = [title]
+    used = 2 + len(title)  # the blank line before the block, and the title
+    taken = 0
+    for n, item in enumerate(items):
+        rest = len(items) - n - 1
+        reserve = 1 + len(f"(…{rest} more omitted)") if rest and marker else 0
+        if used + 1 + len(item.text) + reserve <= room:
+            lines.append(item.text)
+            used += 1 + len(item.text)
+            taken += 1
+            choices.append(Choice(item, _cost(len(item.text) + 1, cpt), True, "included"))
+        else:
+            break
+    for item in items[taken:]:
+        choices.append(
+            Choice(
+                item,
+                _cost(len(item.text) + 1, cpt),
+                False,
+                "over the section's share of the budget",
+            )
+        )
+    omitted = len(items) - taken
+    if omitted and not marker:
+        return None if taken == 0 else "\n".join(lines)
+    if omitted:
+        marker_line = f"(…{omitted} more omitted)"
+        if used + 1 + len(marker_line) > room:
+            return None if taken == 0 else "\n".join(lines)
+        lines.append(marker_line)
+    return "\n".join(lines)
+
+
+def build_context(
+    *,
+    memory: Folded,
+    state: Mapping[str, Any] | None,
+    entries: Sequence[BrainEntry],
+    cwd: Path,
+    top: Path | None,
+    project: str | None,
+    now: datetime,
+    budget_tokens: int = 2000,
+    chars_per_token: int = 4,
+) -> ContextDocument:
+    """The session-start document, never longer than `budget_tokens`."""
+    cpt = chars_per_token
+    budget = budget_tokens * cpt
+    header = f"# Memory for {project} (voyager-brain)" if project else "# Memory (voyager-brain)"
+    header += f" — {format_timestamp(now)}"
+    choices: list[Choice] = []
+    blocks: list[str] = []
+    # The header, the footer and the final newline are always there.
+    remaining = budget - len(header) - 2 - len(FOOTER) - 1
+    if remaining < 0:
+        text = header[: max(budget - 1, 0)] + "\n" if budget > 1 else ""
+        return ContextDocument(text, budget_tokens, _cost(len(text), cpt), ())
+
+    # Identity and user first, at full cost (within what the budget allows at all).
+    for section in ("identity", "user"):
+        block = _take(TITLES[section], _keyed(memory, section), remaining, cpt, choices)
+        if block is not None:
+            blocks.append(block)
+            remaining -= len(block) + 2
+
+    parts = _project_parts(state, top)
+    candidates: dict[str, list[Item]] = {
+        "behavior": _behavior(memory),
+        "preferences": _preferences(memory),
+        "context": _context(memory, cwd),
+        "session": _session(entries),
+        "due": _due(memory, now),
+        "learnings": _learnings(memory, now, cwd),
+    }
+    pool = remaining
+    carry = 0
+    for section, weight in WEIGHTS.items():
+        share = pool * weight // 100 + carry
+        if section == "project":
+            block, used = _project_block(parts, share, cpt, choices)
+        else:
+            block = _take(TITLES[section], candidates[section], share, cpt, choices)
+            used = len(block) + 2 if block is not None else 0
+        if block is not None:
+            blocks.append(block)
+        carry = share - used
+
+    text = "\n\n".join([header, *blocks, FOOTER]) + "\n"
+    assert len(text) <= budget, "the context document must fit its budget"
+    return ContextDocument(text, budget_tokens, _cost(len(text), cpt), tuple(choices))
+
+
+def _project_block(
+    parts: Mapping[str, list[Item]], share: int, cpt: int, choices: list[Choice]
+) -> tuple[str | None, int]:
+    """The project-state block: each part has its own share; unused share flows on."""
+    if not any(parts.values()):
+        return None, 0
+    title = TITLES["project"]
+    lines = [title]
+    used = 2 + len(title)
+    # One marker for the whole section, counted at the end; its room is kept aside.
+    total = sum(len(items) for items in parts.values())
+    reserve = 1 + len(f"(…{total} more omitted)")
+    if share < used + reserve:
+        for items in parts.values():
+            choices.extend(
+                Choice(
+                    i, _cost(len(i.text) + 1, cpt), False, "over the section's share of the budget"
+                )
+                for i in items
+            )
+        return None, 0
+    inner = share - used - reserve
+    carry = 0
+    omitted = 0
+    for name, pct in PROJECT_SHARES.items():
+        room = inner * pct // 100 + carry
+        items = parts.get(name, [])
+        # A title-less block: _take counts 2 characters before it, the block 1.
+        block = _take("", items, room + 1, cpt, choices, marker=False) if items else None
+        spent = 0
+        if block is not None:
+            body = block.split("\n", 1)[1]
+            lines.append(body)
+            spent = len(body) + 1
+        omitted += len(items) - (block.count("\n") if block is not None else 0)
+        carry = room - spent
+    if omitted:
+        lines.append(f"(…{omitted} more omitted)")
+    if len(lines) == 1:
+        return None, 0
+    block_text = "\n".join(lines)
+    return block_text, len(block_text) + 2
