@@ -18,7 +18,7 @@ LAYERS = [
     {"brainfile", "summarizer", "state", "memory"},
     {"compaction", "context"},
     {"session"},
-    {"doctor", "demo", "show", "__init__"},
+    {"doctor", "demo", "show", "hooks", "__init__"},
     {"cli", "__main__"},
 ]
 

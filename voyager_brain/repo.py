@@ -422,6 +422,12 @@ def brain_files_dirty(top: Path, paths: Sequence[str] = (".voyager",)) -> list[s
     return sorted(found)
 
 
+def changed_files(top: Path) -> list[str]:
+    """Every file of the work tree with uncommitted changes, as `brain_files_dirty`
+    reports them (one ``git status`` call; never raises)."""
+    return brain_files_dirty(top, (".",))
+
+
 # -- running git ------------------------------------------------------------------------------
 
 

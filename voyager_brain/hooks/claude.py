@@ -1,0 +1,220 @@
+"""Claude Code lifecycle hooks: ``voyager-brain hook claude EVENT``.
+
+=============  ==================  ============================================
+hook event     seed 002 lifecycle  what it does
+=============  ==================  ============================================
+SessionStart   session_start       load(); print the context as additionalContext
+Stop           turn_end            update() with a loop_status entry; persist()
+PreCompact     session_compact     compact()
+SessionEnd     session_end         persist(); count the session in brain.json
+=============  ==================  ============================================
+
+Each hook is its own process, reading the hook's JSON from stdin (``session_id``,
+``transcript_path``, ``cwd``, ``hook_event_name``). A session is Claude Code's
+``session_id``: its turns are counted in ``.voyager/cache/sessions.json`` (ignored by
+git), and brain.json's sessionCount goes up once per session. Automatic compaction waits
+for PreCompact or the session's end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from .. import repo, storage
+from ..errors import BrainError
+from ..model import BrainEntry
+
+EVENTS = {
+    "session-start": "SessionStart",
+    "stop": "Stop",
+    "pre-compact": "PreCompact",
+    "session-end": "SessionEnd",
+}
+SOURCE = "claude-code"
+
+
+class HookInputError(BrainError):
+    """The hook's stdin is not the JSON object Claude Code sends."""
+
+
+def read_payload(stream: TextIO) -> dict[str, Any]:
+    text = stream.read()
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise HookInputError(
+            f"stdin: not valid JSON ({exc.msg}); expected the hook's JSON"
+        ) from None
+    if not isinstance(data, dict):
+        raise HookInputError("stdin: expected a JSON object")
+    return data
+
+
+def _manager(payload: Mapping[str, Any], auto_compact: bool = False) -> Any:
+    from ..config import Config, load_config
+    from ..session import BrainManager
+
+    cwd = Path(str(payload.get("cwd") or os.getcwd()))
+    top = repo.find_top(cwd) or cwd
+    config: Config = load_config(top / ".voyager")
+    if not auto_compact:
+        import dataclasses
+
+        config = dataclasses.replace(config, auto_compact=False)
+    return BrainManager(cwd, config=config)
+
+
+def _sessions_file(voyager_dir: Path) -> Path:
+    return voyager_dir / "cache" / "sessions.json"
+
+
+def _bump_turn(voyager_dir: Path, session_id: str) -> int:
+    """This session's turn number (1 for its first Stop), recorded in the cache."""
+    path = _sessions_file(voyager_dir)
+    with storage.locked(path):
+        try:
+            sessions = json.loads(path.read_text())
+        except (FileNotFoundError, ValueError):
+            sessions = {}
+        record = sessions.setdefault(session_id, {"turns": 0, "counted": False})
+        record["turns"] += 1
+        storage.atomic_write(path, json.dumps(sessions, indent=1).encode())
+    return int(record["turns"])
+
+
+def _mark_counted(voyager_dir: Path, session_id: str) -> bool:
+    """True the first time a session is counted in brain.json."""
+    path = _sessions_file(voyager_dir)
+    with storage.locked(path):
+        try:
+            sessions = json.loads(path.read_text())
+        except (FileNotFoundError, ValueError):
+            sessions = {}
+        record = sessions.setdefault(session_id, {"turns": 0, "counted": False})
+        if record["counted"]:
+            return False
+        record["counted"] = True
+        storage.atomic_write(path, json.dumps(sessions, indent=1).encode())
+    return True
+
+
+def last_assistant_text(payload: Mapping[str, Any]) -> str | None:
+    """The last assistant message: from the payload when given, else the transcript."""
+    given = payload.get("last_assistant_message")
+    if isinstance(given, str) and given.strip():
+        return given
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        f.seek(max(0, f.tell() - 256_000))  # the tail holds the last message
+        lines = f.read().split(b"\n")
+    for raw in reversed(lines):
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        message = record.get("message") if isinstance(record, dict) else None
+        if not isinstance(record, dict) or record.get("type") != "assistant":
+            continue
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            texts = [
+                c.get("text", "")
+                for c in content
+                if isinstance(c, dict) and c.get("type") == "text"
+            ]
+            if any(texts):
+                return "\n".join(texts)
+    return None
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# -- the four hooks -------------------------------------------------------------------
+
+
+def session_start(payload: Mapping[str, Any], out: TextIO) -> None:
+    bm = _manager(payload)
+    bm.load()
+    context = bm.context()
+    out.write(
+        json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}},
+            ensure_ascii=False,
+        )
+    )
+    out.write("\n")
+
+
+def stop(payload: Mapping[str, Any], out: TextIO) -> None:
+    bm = _manager(payload)
+    if not bm.voyager_dir.is_dir():
+        return  # not a voyager-brain project: nothing to record
+    session = str(payload.get("session_id") or "unknown")
+    turn = _bump_turn(bm.voyager_dir, session)
+    lines = [f"Turn: {turn}", f"Session: {session}"]
+    changed = [p for p in repo.changed_files(bm.top) if not p.startswith(".voyager/")]
+    if changed:
+        shown = ", ".join(changed[:10]) + (
+            f" (+{len(changed) - 10} more)" if len(changed) > 10 else ""
+        )
+        lines.append(f"Files changed: {shown}")
+    reply = last_assistant_text(payload)
+    if reply:
+        lines.append(f"Last reply: {_one_line(reply)}")
+    bm.load()
+    bm.update(BrainEntry("loop_status", "\n".join(lines), source=SOURCE))
+    bm.persist()
+
+
+def pre_compact(payload: Mapping[str, Any], out: TextIO) -> None:
+    bm = _manager(payload, auto_compact=True)
+    if bm.voyager_dir.is_dir():
+        bm.load()
+        bm.compact()
+
+
+def session_end(payload: Mapping[str, Any], out: TextIO) -> None:
+    bm = _manager(payload, auto_compact=True)
+    if not bm.voyager_dir.is_dir():
+        return
+    bm.load()
+    session = str(payload.get("session_id") or "unknown")
+    if _mark_counted(bm.voyager_dir, session):
+        bm.merge_state({})  # counts this session once in brain.json
+    bm.persist()
+
+
+HANDLERS: dict[str, Callable[[Mapping[str, Any], TextIO], None]] = {
+    "session-start": session_start,
+    "stop": stop,
+    "pre-compact": pre_compact,
+    "session-end": session_end,
+}
+
+
+def run(
+    event: str, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr
+) -> int:
+    """Run one hook. Always returns 0: a hook must never break the agent."""
+    try:
+        handler = HANDLERS.get(event)
+        if handler is None:
+            raise HookInputError(f"unknown event {event!r}; expected one of {', '.join(EVENTS)}")
+        handler(read_payload(stdin), stdout)
+    except Exception as exc:  # any failure: one line on stderr, never a broken agent
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        stderr.write(f"voyager-brain hook claude {event}: {message}\n")
+    return 0
