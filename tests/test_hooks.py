@@ -178,3 +178,37 @@ def test_hooks_pass_the_environment_through(repo: Path) -> None:
     assert os.environ["VOYAGER_HOME"]
     hook("session-start", repo)
     assert (Path(os.environ["VOYAGER_HOME"]) / "memory.jsonl").exists()
+
+
+def test_session_start_decays_stale_learnings_once_a_day(repo: Path, isolated_env: Path) -> None:
+    from datetime import UTC, datetime
+
+    run_cli("init", cwd=repo)
+    old = lambda: datetime(2020, 1, 1, tzinfo=UTC)  # noqa: E731
+    brain_tool(
+        "add",
+        cwd=str(repo),
+        clock=old,
+        type="learning",
+        text="Ancient fact",
+        source="auto",
+        store="personal",
+    )
+    hook("session-start", repo)
+    texts = [e.get("text") for e in brain_tool("list", cwd=str(repo), type="learning")["entries"]]
+    assert texts == []
+    stamp = isolated_env / "cache" / "last-decay"
+    assert stamp.read_text() == datetime.now(UTC).date().isoformat()
+    # Later the same day: no second decay (a learning added old stays until tomorrow).
+    brain_tool(
+        "add",
+        cwd=str(repo),
+        clock=old,
+        type="learning",
+        text="Another old fact",
+        source="auto",
+        store="personal",
+    )
+    hook("session-start", repo)
+    texts = [e.get("text") for e in brain_tool("list", cwd=str(repo), type="learning")["entries"]]
+    assert texts == ["Another old fact"]

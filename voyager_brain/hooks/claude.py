@@ -142,12 +142,22 @@ def _one_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def _daily_decay(bm: Any) -> None:
+    """Decay stale learnings at the first session start of the day."""
+    from ..memory.store import MemoryStore
+    from ..memory.tool import brain_tool
+
+    if MemoryStore(bm.root, clock=bm.clock).decay_due():
+        brain_tool("decay", cwd=str(bm.root), clock=bm.clock, config=bm.config)
+
+
 # -- the four hooks -------------------------------------------------------------------
 
 
 def session_start(payload: Mapping[str, Any], out: TextIO) -> None:
     bm = _manager(payload)
     bm.load()
+    _daily_decay(bm)
     context = bm.context()
     out.write(
         json.dumps(

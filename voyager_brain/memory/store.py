@@ -127,6 +127,24 @@ class MemoryStore:
 
     # -- writing ----------------------------------------------------------------------
 
+    def decay_stamp(self) -> Path:
+        """Where the day of the last automatic decay is kept (local, never in git)."""
+        return self.personal.parent / "cache" / "last-decay"
+
+    def decay_due(self) -> bool:
+        """True at most once a UTC day: automatic decay runs at the first session start
+        of the day. Marks the day as done."""
+        today = self.clock().astimezone(UTC).date().isoformat()
+        stamp = self.decay_stamp()
+        with storage.locked(stamp, self.lock_timeout):
+            try:
+                if stamp.read_text().strip() == today:
+                    return False
+            except FileNotFoundError:
+                pass
+            storage.atomic_write(stamp, today.encode())
+        return True
+
     def seed_personal(self) -> bool:
         """Write the default personal log when there is none yet (under its lock, so two
         first runs cannot both seed it). Returns whether it did."""
