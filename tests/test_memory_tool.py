@@ -403,3 +403,35 @@ def test_memory_due_lists_due_reminders_and_overdue_or_urgent_tasks(repo: Path) 
     assert "reminder rem00001" in out
     data = json.loads(run_cli("memory", "due", "--json", cwd=repo).stdout)
     assert len(data["tasks"]) == 2 and len(data["reminders"]) == 1
+
+
+def test_memory_migrate_brings_a_legacy_folder_in_once(
+    repo: Path, isolated_env: Path, tmp_path: Path
+) -> None:
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "core.jsonl").write_text(
+        '{"category":"do","text":"Be brief"}\n{"key":"name","value":"rho"}\n'
+    )
+    (legacy / "memory.jsonl").write_text(
+        '{"text":"Uses pnpm","created":"2025-01-01T00:00:00Z"}\n'
+        '{"category":"Code","text":"Early returns"}\nnot json\n'
+    )
+    (legacy / "tasks.jsonl").write_text('{"description":"Old task","status":"pending"}\n')
+    before = {p.name: p.read_bytes() for p in legacy.iterdir()}
+    result = run_cli("memory", "migrate", str(legacy), cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("migrated 5 entries from core.jsonl, memory.jsonl, tasks.jsonl")
+    assert "(1 lines left out)" in result.stdout
+    listed = brain_tool("list", cwd=str(repo))["entries"]
+    kinds = {(e["type"], e.get("text") or e.get("description") or e.get("value")) for e in listed}
+    assert {
+        ("behavior", "Be brief"),
+        ("identity", "rho"),
+        ("learning", "Uses pnpm"),
+        ("preference", "Early returns"),
+        ("task", "Old task"),
+    } <= kinds
+    again = run_cli("memory", "migrate", str(legacy), cwd=repo)
+    assert again.returncode == 2 and "already migrated" in again.stderr
+    assert {p.name: p.read_bytes() for p in legacy.iterdir()} == before

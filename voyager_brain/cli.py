@@ -699,6 +699,23 @@ def due(ctx: click.Context, as_json: bool) -> None:
 
 
 @memory.command()
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.pass_context
+def migrate(ctx: click.Context, folder: Path) -> None:
+    """Bring a legacy folder (core.jsonl, memory.jsonl, context.jsonl, tasks.jsonl) into
+    the personal log, once; the legacy files are not changed."""
+    from .memory.migrate import migrate as run_migration
+    from .memory.store import MemoryStore
+
+    store = MemoryStore(_start(ctx))
+    report = run_migration(store, folder)
+    click.echo(
+        f"migrated {report.imported} entries from {', '.join(report.files)} into "
+        f"{store.personal} ({report.bad_lines} lines left out)"
+    )
+
+
+@memory.command()
 @click.option(
     "--store",
     type=click.Choice(["personal", "project", "all"]),

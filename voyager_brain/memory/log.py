@@ -130,6 +130,25 @@ class Health:
         }
 
 
+def parse_objects(data: bytes) -> tuple[list[dict[str, Any]], int]:
+    """Every JSON object line of `data` (no id or type needed), and the bad-line count."""
+    found: list[dict[str, Any]] = []
+    bad = 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            bad += 1
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        else:
+            bad += 1
+    return found, bad
+
+
 def parse(data: bytes) -> tuple[list[dict[str, Any]], Health]:
     """The entries of a log's bytes, in file order, and the health of the read.
 
