@@ -73,8 +73,11 @@ def _sessions_file(voyager_dir: Path) -> Path:
     return voyager_dir / "cache" / "sessions.json"
 
 
-def _bump_turn(voyager_dir: Path, session_id: str) -> int:
-    """This session's turn number (1 for its first Stop), recorded in the cache."""
+def _session_record(
+    voyager_dir: Path, session_id: str, change: Callable[[dict[str, Any]], Any]
+) -> Any:
+    """Apply `change` to this session's record in the cache, under its lock; return
+    what `change` returns."""
     path = _sessions_file(voyager_dir)
     with storage.locked(path):
         try:
@@ -82,25 +85,20 @@ def _bump_turn(voyager_dir: Path, session_id: str) -> int:
         except (FileNotFoundError, ValueError):
             sessions = {}
         record = sessions.setdefault(session_id, {"turns": 0, "counted": False})
-        record["turns"] += 1
+        result = change(record)
         storage.atomic_write(path, json.dumps(sessions, indent=1).encode())
+    return result
+
+
+def _next_turn(record: dict[str, Any]) -> int:
+    record["turns"] += 1
     return int(record["turns"])
 
 
-def _mark_counted(voyager_dir: Path, session_id: str) -> bool:
-    """True the first time a session is counted in brain.json."""
-    path = _sessions_file(voyager_dir)
-    with storage.locked(path):
-        try:
-            sessions = json.loads(path.read_text())
-        except (FileNotFoundError, ValueError):
-            sessions = {}
-        record = sessions.setdefault(session_id, {"turns": 0, "counted": False})
-        if record["counted"]:
-            return False
-        record["counted"] = True
-        storage.atomic_write(path, json.dumps(sessions, indent=1).encode())
-    return True
+def _first_count(record: dict[str, Any]) -> bool:
+    first = not record["counted"]
+    record["counted"] = True
+    return first
 
 
 def last_assistant_text(payload: Mapping[str, Any]) -> str | None:
@@ -173,7 +171,7 @@ def stop(payload: Mapping[str, Any], out: TextIO) -> None:
     if not bm.voyager_dir.is_dir():
         return  # not a voyager-brain project: nothing to record
     session = str(payload.get("session_id") or "unknown")
-    turn = _bump_turn(bm.voyager_dir, session)
+    turn = _session_record(bm.voyager_dir, session, _next_turn)
     lines = [f"Turn: {turn}", f"Session: {session}"]
     changed = [p for p in repo.changed_files(bm.top) if not p.startswith(".voyager/")]
     if changed:
@@ -202,7 +200,7 @@ def session_end(payload: Mapping[str, Any], out: TextIO) -> None:
         return
     bm.load()
     session = str(payload.get("session_id") or "unknown")
-    if _mark_counted(bm.voyager_dir, session):
+    if _session_record(bm.voyager_dir, session, _first_count):
         bm.merge_state({})  # counts this session once in brain.json
     bm.persist()
 
