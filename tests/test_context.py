@@ -290,3 +290,15 @@ def test_cli_context_explain_and_json(repo: Path) -> None:
     data = json.loads(run_cli("context", "--budget", "300", "--json", cwd=repo).stdout)
     assert data["tokens"] <= 300 and data["budget_tokens"] == 300
     assert all(c["text"] in data["text"].split("\n") for c in data["choices"] if c["included"])
+
+
+def test_decisions_of_the_same_date_show_the_later_recorded_first() -> None:
+    update = {
+        "decisions": [
+            {"what": "First", "when": "2026-01-01"},
+            {"what": "Second", "when": "2026-01-01"},
+        ]
+    }
+    state = merge(empty_state("p", NOW), update, now=NOW, new_session=False)
+    text = build(memory(), state).text
+    assert text.index("Decision: Second") < text.index("Decision: First")

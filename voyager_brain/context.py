@@ -179,9 +179,13 @@ def _project_parts(state: Mapping[str, Any] | None, top: Path | None) -> dict[st
         Item("project", f"{ref}:nextSteps[{n}]", f"Next: {_one_line(s)}")
         for n, s in enumerate(state.get("nextSteps", []))
     ]
-    decisions = sorted(
-        state.get("decisions", []), key=lambda d: str(d.get("when") or ""), reverse=True
+    # Newest first: by date, and among the same date the one recorded later.
+    dated = sorted(
+        enumerate(state.get("decisions", [])),
+        key=lambda pair: (str(pair[1].get("when") or ""), pair[0]),
+        reverse=True,
     )
+    decisions = [d for _, d in dated]
     for d in decisions:
         why = f" — {_one_line(d['why'])}" if d.get("why") else ""
         when = f" ({d['when']})" if d.get("when") else ""
