@@ -91,21 +91,31 @@ class MemoryStore:
     # -- reading ----------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        """Fold the personal log, then the project log over it."""
-        state = log.Folded()
-        origin: dict[str, str] = {}
-        health: dict[str, log.Health] = {}
-        for name, path in ((PERSONAL, self.personal), (PROJECT, self.project)):
-            if path is None:
-                continue
-            entries, health[name] = log.read(path)
-            if name == PROJECT:
-                entries = [self._from_project(e) for e in entries]
-            log.fold(entries, into=state)
-            for entry in entries:
-                if entry.get("type") != "tombstone":
-                    origin[entry["id"]] = name
-        return Snapshot(state, {i: origin.get(i, PERSONAL) for i in state.entries}, health)
+        """Fold the personal log, then the project log over it (cached folds are reused
+        while a log has only grown)."""
+        from .cache import read_folded
+
+        personal, personal_health = read_folded(
+            self.personal, self.personal.parent / "cache" / f"{self.personal.name}.fold"
+        )
+        health = {PERSONAL: personal_health}
+        state = log.Folded(dict(personal.entries), dict(personal.dead))
+        origin = dict.fromkeys(personal.entries, PERSONAL)
+        if self.project is not None:
+            project, health[PROJECT] = read_folded(
+                self.project, self.project.parent / "cache" / "memory.jsonl.fold"
+            )
+            # Folding the project's lines over the personal state: its tombstones remove,
+            # its entries replace, whichever came last in the project log.
+            for target in project.dead:
+                state.entries.pop(target, None)
+                origin.pop(target, None)
+            state.dead.update(project.dead)
+            for entry_id, entry in project.entries.items():
+                state.entries[entry_id] = self._from_project(entry)
+                state.dead.pop(entry_id, None)
+                origin[entry_id] = PROJECT
+        return Snapshot(state, origin, health)
 
     def _from_project(self, entry: dict[str, Any]) -> dict[str, Any]:
         field = _PATH_FIELDS.get(str(entry.get("type")))

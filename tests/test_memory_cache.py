@@ -1,0 +1,115 @@
+"""The cached fold: reused while a log only grows, rebuilt whenever it changed otherwise,
+and always equal to a full fold."""
+
+from __future__ import annotations
+
+import marshal
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from voyager_brain.memory import cache, log
+
+CREATED = "2026-02-10T00:00:00.000Z"
+
+
+def learning(n: int, text: str = "") -> dict[str, Any]:
+    return {"id": f"{n:08x}", "type": "learning", "text": text or f"fact {n}", "created": CREATED}
+
+
+def full(path: Path) -> log.Folded:
+    return log.fold(log.read(path)[0])
+
+
+def fresh_process() -> None:
+    cache._memory.clear()  # what a new hook process starts with
+
+
+def test_appended_lines_are_folded_onto_the_cached_state(tmp_path: Path) -> None:
+    path, cache_file = tmp_path / "memory.jsonl", tmp_path / "cache" / "memory.fold"
+    log.append(path, [learning(n) for n in range(50)])
+    state, health = cache.read_folded(path, cache_file)
+    assert len(state.entries) == 50 and health.total == 50
+    offset = marshal.loads(cache_file.read_bytes())["offset"]
+    assert offset == path.stat().st_size
+
+    log.append(path, [learning(1, "fact one, reworded"), learning(60)])
+    fresh_process()
+    state, health = cache.read_folded(path, cache_file)
+    assert state.entries == full(path).entries
+    assert health == log.read(path)[1]
+    assert marshal.loads(cache_file.read_bytes())["offset"] == path.stat().st_size
+
+
+def test_a_rewritten_log_is_folded_from_scratch(tmp_path: Path) -> None:
+    path, cache_file = tmp_path / "memory.jsonl", tmp_path / "memory.fold"
+    log.append(path, [learning(n) for n in range(20)])
+    cache.read_folded(path, cache_file)
+    # A hand edit (or a merge) that changes earlier bytes but keeps the size growing.
+    path.write_bytes(log.encode(learning(99, "entirely different")) * 30)
+    state, _ = cache.read_folded(path, cache_file)
+    assert list(state.entries) == ["00000063"]
+
+
+def test_a_damaged_cache_file_is_ignored(tmp_path: Path) -> None:
+    path, cache_file = tmp_path / "memory.jsonl", tmp_path / "memory.fold"
+    log.append(path, [learning(n) for n in range(5)])
+    cache_file.write_bytes(b"not marshal at all")
+    fresh_process()
+    state, _ = cache.read_folded(path, cache_file)
+    assert state.entries == full(path).entries
+
+
+def test_a_torn_tail_is_read_again_once_closed(tmp_path: Path) -> None:
+    path, cache_file = tmp_path / "memory.jsonl", tmp_path / "memory.fold"
+    path.write_bytes(log.encode(learning(1)) + b'{"id":"00000002","ty')
+    state, health = cache.read_folded(path, cache_file)
+    assert list(state.entries) == ["00000001"] and health.truncated_tail
+    log.append(path, [learning(3)])  # closes the torn line with a newline first
+    state, health = cache.read_folded(path, cache_file)
+    assert list(state.entries) == ["00000001", "00000003"]
+    assert (health.bad_lines, health.truncated_tail) == (1, False)
+
+
+_op = st.one_of(
+    st.tuples(st.just("add"), st.lists(st.integers(0, 15), min_size=1, max_size=5)),
+    st.tuples(st.just("remove"), st.integers(0, 15)),
+    st.tuples(st.just("gc"), st.none()),
+    st.tuples(st.just("new-process"), st.none()),
+)
+
+
+@settings(max_examples=80)
+@given(st.lists(_op, max_size=12))
+def test_the_cached_fold_always_equals_a_full_fold(tmp_path_factory: Any, ops: list[Any]) -> None:
+    folder = tmp_path_factory.mktemp("log")
+    path, cache_file = folder / "memory.jsonl", folder / "memory.fold"
+    fresh_process()
+    for kind, arg in ops:
+        if kind == "add":
+            log.append(path, [learning(n, f"v{len(ops)} {n}") for n in arg])
+        elif kind == "remove":
+            log.append(
+                path,
+                [
+                    {
+                        "id": f"t{arg}",
+                        "type": "tombstone",
+                        "target_id": f"{arg:08x}",
+                        "target_type": "learning",
+                        "reason": "r",
+                        "created": CREATED,
+                    }
+                ],
+            )
+        elif kind == "gc" and path.exists():
+            log.gc(path)
+        else:
+            fresh_process()
+        state, health = cache.read_folded(path, cache_file)
+        expected = full(path) if path.exists() else log.Folded()
+        assert state.entries == expected.entries
+        assert set(state.dead) == set(expected.dead)
+        assert health == (log.read(path)[1] if path.exists() else log.Health())
