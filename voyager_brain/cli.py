@@ -699,6 +699,49 @@ def due(ctx: click.Context, as_json: bool) -> None:
 
 
 @memory.command()
+@click.argument("transcript", required=False)
+@json_option
+@click.pass_context
+def extract(ctx: click.Context, transcript: str | None, as_json: bool) -> None:
+    """Store up to 3 learnings or preferences found in a conversation.
+
+    TRANSCRIPT is a Claude Code transcript (JSON lines) or plain text; without it, or
+    with `-`, stdin is read. Offline it takes explicit statements ("we use ...",
+    "always ...", "never ...", "prefer ..."); with model_command in config.toml the
+    model proposes them. Off when auto_memory is false, VOYAGER_AUTO_MEMORY=0 or
+    VOYAGER_SUBAGENT=1.
+    """
+    from .config import load_config
+    from .memory.extract import enabled, read_source
+    from .memory.extract import extract as run_extract
+    from .providers import get_provider
+
+    start = _start(ctx)
+    top = repo.find_top(start)
+    config = load_config(top / ".voyager" if top else None)
+    if transcript not in (None, "-") and not Path(str(transcript)).is_file():
+        raise UserError(f"{transcript}: no such file")
+    if not enabled(config):
+        click.echo("auto-memory is off (auto_memory, VOYAGER_AUTO_MEMORY or VOYAGER_SUBAGENT)")
+        return
+    text = read_source(transcript, sys.stdin.read() if transcript in (None, "-") else None)
+    results = run_extract(
+        text,
+        cwd=str(start),
+        config=config,
+        provider=get_provider(config),
+        warn=lambda message: click.echo(f"warning: {message}", err=True),
+    )
+    if as_json:
+        print_json(results)
+        return
+    for result in results:
+        click.echo(result["message"])
+    if not results:
+        click.echo("nothing to remember")
+
+
+@memory.command()
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.pass_context
 def migrate(ctx: click.Context, folder: Path) -> None:

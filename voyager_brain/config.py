@@ -79,6 +79,18 @@ SETTINGS: tuple[Setting, ...] = (
         "token budget of the context document injected at session start",
     ),
     Setting(
+        "model_command",
+        "",
+        str,
+        'command that answers a prompt on stdin, e.g. "llm -m MODEL" (empty: offline)',
+    ),
+    Setting(
+        "model_timeout_seconds",
+        60.0,
+        float,
+        "how long the model command may take before the offline default is used",
+    ),
+    Setting(
         "summarizer",
         "extractive",
         str,
@@ -113,6 +125,8 @@ class Config:
     decay_after_days: int = 90
     decay_min_score: int = 3
     prompt_budget: int = 2000
+    model_command: str = ""
+    model_timeout_seconds: float = 60.0
     summarizer: str = "extractive"
     #: ``file: key`` for every key we did not recognise (reported by `doctor`).
     unknown_keys: tuple[str, ...] = ()

@@ -203,6 +203,27 @@ def session_end(payload: Mapping[str, Any], out: TextIO) -> None:
     if _session_record(bm.voyager_dir, session, _first_count):
         bm.merge_state({})  # counts this session once in brain.json
     bm.persist()
+    _extract_detached(bm, payload.get("transcript_path"))
+
+
+def _extract_detached(bm: Any, transcript: Any) -> None:
+    """Auto-memory in a detached process: agents kill slow session-end hooks."""
+    import subprocess
+
+    from ..memory.extract import enabled
+
+    if not enabled(bm.config) or not isinstance(transcript, str):
+        return
+    if not os.path.isfile(transcript):
+        return
+    subprocess.Popen(
+        [sys.executable, "-m", "voyager_brain", "memory", "extract", transcript],
+        cwd=bm.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 HANDLERS: dict[str, Callable[[Mapping[str, Any], TextIO], None]] = {

@@ -1,0 +1,167 @@
+"""Auto-memory: offline extraction, the command provider (a real subprocess), its
+fallback, the switches that turn it off, and the detached run at session end."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from voyager_brain import Config
+from voyager_brain.memory.extract import (
+    MAX_CHARS,
+    extract,
+    offline_candidates,
+    read_conversation,
+)
+from voyager_brain.memory.tool import brain_tool
+from voyager_brain.providers import CommandProvider, ProviderError
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CONVERSATION = (
+    "We use pnpm workspaces in this repo.\n"
+    "Can you fix the CI?\n"
+    "Always run the linter before committing.\n"
+    "Never push straight to main.\n"
+    "I prefer small pull requests.\n"
+)
+
+
+def learnings_and_preferences(repo: Path) -> list[str]:
+    entries = brain_tool("list", cwd=str(repo))["entries"]
+    return [e["text"] for e in entries if e["type"] in ("learning", "preference")]
+
+
+def test_offline_extraction_takes_explicit_statements_at_most_three() -> None:
+    items = offline_candidates([("user", CONVERSATION)])
+    assert len(items) == 3
+    assert {
+        "type": "preference",
+        "category": "General",
+        "text": "I prefer small pull requests.",
+    } in items
+    assert all(len(i["text"]) < MAX_CHARS for i in items)
+    assert not any("?" in i["text"] for i in items)
+
+
+def test_assistant_messages_are_not_taken_as_the_users_word() -> None:
+    assert offline_candidates([("assistant", "We use Rust. Always be careful.")]) == []
+
+
+def test_a_claude_code_transcript_is_read_as_messages() -> None:
+    text = (FIXTURES / "claude" / "transcript.jsonl").read_text()
+    messages = read_conversation(text)
+    assert messages[0] == ("user", "Why is CI red?")
+    assert messages[-1][0] == "assistant" and "Node 22" in messages[-1][1]
+    assert read_conversation("plain words") == [("user", "plain words")]
+
+
+def test_extract_stores_with_source_auto_and_dedups(repo: Path) -> None:
+    results = extract(CONVERSATION, cwd=str(repo), config=Config(), provider=None)
+    assert [r["ok"] for r in results] == [True, True, True]
+    again = extract(CONVERSATION, cwd=str(repo), config=Config(), provider=None)
+    assert [r["message"] for r in again] == ["Duplicate preference: already stored"] * 3
+    entries = brain_tool("list", cwd=str(repo))["entries"]
+    stored = [e for e in entries if e["type"] == "preference"]
+    assert len(stored) == 3 and {e["source"] for e in stored} == {"auto"}
+
+
+ANSWERING = "import sys; sys.stdin.read(); print('learning: Deploys go through the release branch')"
+SLOW = "import time; time.sleep(5)"
+FAILING = "import sys; sys.stderr.write('model not found\\n'); sys.exit(3)"
+
+
+def command(code: str) -> str:
+    return f'{sys.executable} -c "{code}"'
+
+
+def test_the_command_provider_pipes_the_prompt_to_a_real_process(repo: Path) -> None:
+    provider = CommandProvider(command(ANSWERING), timeout=30)
+    results = extract("whatever was said", cwd=str(repo), config=Config(), provider=provider)
+    assert [r["message"].split(":", 1)[1].strip() for r in results] == [
+        "Deploys go through the release branch"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("code", "timeout", "expected"),
+    [
+        (FAILING, 30, "exit code 3: model not found"),
+        (SLOW, 0.5, "no answer within 0.5s"),
+    ],
+)
+def test_a_failing_or_slow_command_falls_back_offline(
+    repo: Path, code: str, timeout: float, expected: str
+) -> None:
+    provider = CommandProvider(command(code), timeout=timeout)
+    with pytest.raises(ProviderError, match=expected):
+        provider.complete("prompt")
+    warnings: list[str] = []
+    results = extract(
+        CONVERSATION, cwd=str(repo), config=Config(), provider=provider, warn=warnings.append
+    )
+    assert len(results) == 3 and "using the offline extractor" in warnings[0]
+
+
+@pytest.mark.parametrize("env", [{"VOYAGER_AUTO_MEMORY": "0"}, {"VOYAGER_SUBAGENT": "1"}])
+def test_switched_off_by_the_environment(repo: Path, env: dict[str, str]) -> None:
+    result = run_cli("memory", "extract", "-", cwd=repo, input=CONVERSATION, env=env)
+    assert result.returncode == 0 and "auto-memory is off" in result.stdout
+    assert learnings_and_preferences(repo) == []
+
+
+def test_switched_off_by_config(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    (repo / ".voyager" / "config.toml").write_text("auto_memory = false\n")
+    assert (
+        extract(CONVERSATION, cwd=str(repo), config=Config(auto_memory=False), provider=None) == []
+    )
+    assert "auto-memory is off" in run_cli("memory", "extract", cwd=repo, input=CONVERSATION).stdout
+
+
+def test_cli_extract_with_a_configured_model_command(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    (repo / ".voyager" / "config.toml").write_text(
+        f"model_command = {json.dumps(command(ANSWERING))}\n"
+    )
+    result = run_cli("memory", "extract", cwd=repo, input="a conversation")
+    assert result.returncode == 0, result.stderr
+    assert "Deploys go through the release branch" in result.stdout
+
+
+def test_session_end_extracts_in_a_detached_process(repo: Path, tmp_path: Path) -> None:
+    run_cli("init", cwd=repo)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(
+        json.dumps(
+            {"type": "user", "message": {"role": "user", "content": "We use tabs in this repo."}}
+        )
+        + "\n"
+    )
+    payload = json.dumps(
+        {
+            "session_id": "s",
+            "transcript_path": str(transcript),
+            "cwd": str(repo),
+            "hook_event_name": "SessionEnd",
+        }
+    )
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "claude", "session-end"],
+        input=payload,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not learnings_and_preferences(repo):
+        time.sleep(0.2)
+    assert learnings_and_preferences(repo) == ["We use tabs in this repo."]

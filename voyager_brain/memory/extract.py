@@ -1,0 +1,181 @@
+"""Auto-memory: up to three durable learnings or preferences from a conversation.
+
+Seed 001's rules: at most 3 items per pass, each under 200 characters, deduplicated
+against what is stored (the stored memories are sent to the model as context so it does
+not restate them), stored with source ``auto``. Off when ``auto_memory`` is false, when
+``VOYAGER_AUTO_MEMORY=0``, and in agents started by other agents (``VOYAGER_SUBAGENT=1``).
+
+Without a model the extraction is offline and deterministic: explicit statements by the
+user, such as "we use X", "always ..." / "never ...", "prefer ...". With ``model_command``
+the model proposes the items; if it fails, the offline path runs instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..providers import Provider, ProviderError
+
+MAX_ITEMS = 3
+MAX_CHARS = 200
+
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_LEARNING = re.compile(
+    r"\b(?:we|this (?:repo|project|team)) (?:use|uses|run|runs|deploy|deploys)\b", re.IGNORECASE
+)
+_PREFERENCE = re.compile(
+    r"\b(?:always|never|prefer|prefers|please don't|don't ever)\b", re.IGNORECASE
+)
+
+
+def enabled(config: Config) -> bool:
+    """Whether auto-memory may run here."""
+    if os.environ.get("VOYAGER_SUBAGENT") == "1":
+        return False
+    if os.environ.get("VOYAGER_AUTO_MEMORY") == "0":
+        return False
+    return config.auto_memory
+
+
+def read_conversation(text: str) -> list[tuple[str, str]]:
+    """(role, text) pairs from a Claude Code transcript (JSON lines), or plain text as
+    one user message."""
+    messages: list[tuple[str, str]] = []
+    lines = [line for line in text.splitlines() if line.strip()]
+    parsed = 0
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        parsed += 1
+        if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
+            continue
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            content = "\n".join(
+                str(c.get("text", ""))
+                for c in content
+                if isinstance(c, dict) and c.get("type") == "text"
+            )
+        if isinstance(content, str) and content.strip():
+            messages.append((str(record["type"]), content))
+    if parsed == 0:
+        return [("user", text)] if text.strip() else []
+    return messages
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) < MAX_CHARS else text[: MAX_CHARS - 2].rstrip() + "…"
+
+
+def offline_candidates(messages: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Explicit statements by the user, newest first, at most `MAX_ITEMS`."""
+    found: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for role, text in reversed(list(messages)):
+        if role != "user":
+            continue
+        for sentence in reversed(_SENTENCE.findall(text)):
+            sentence = sentence.strip()
+            if not sentence or sentence.endswith("?") or sentence.lower() in seen:
+                continue
+            if _PREFERENCE.search(sentence):
+                item = {"type": "preference", "category": "General", "text": _clip(sentence)}
+            elif _LEARNING.search(sentence):
+                item = {"type": "learning", "text": _clip(sentence)}
+            else:
+                continue
+            seen.add(sentence.lower())
+            found.append(item)
+            if len(found) == MAX_ITEMS:
+                return found
+    return found
+
+
+PROMPT = """\
+From the conversation below, extract at most 3 durable facts worth remembering in later
+sessions: conventions of this project (learning) or the user's explicit preferences
+(preference). Each under 200 characters. Do not repeat what is already stored. Answer with
+one item per line, exactly as `learning: TEXT` or `preference [CATEGORY]: TEXT`, or `none`.
+
+Already stored:
+{stored}
+
+Conversation:
+{conversation}
+"""
+_ANSWER = re.compile(r"^\s*(learning|preference)(?:\s*\[([^\]]+)\])?\s*:\s*(.+?)\s*$", re.I)
+
+
+def model_candidates(
+    provider: Provider, messages: list[tuple[str, str]], stored: list[str]
+) -> list[dict[str, Any]]:
+    """What the model proposes, parsed from its answer. Raises `ProviderError`."""
+    conversation = "\n".join(f"{role}: {text}" for role, text in messages[-40:])
+    answer = provider.complete(
+        PROMPT.format(
+            stored="\n".join(f"- {s}" for s in stored) or "(nothing)",
+            conversation=conversation[-20000:],
+        )
+    )
+    items: list[dict[str, Any]] = []
+    for line in answer.splitlines():
+        m = _ANSWER.match(line)
+        if m is None:
+            continue
+        kind, category, text = m[1].lower(), m[2], m[3]
+        item: dict[str, Any] = {"type": kind, "text": _clip(text)}
+        if kind == "preference":
+            item["category"] = (category or "General").strip()
+        items.append(item)
+        if len(items) == MAX_ITEMS:
+            break
+    return items
+
+
+def extract(
+    transcript: str,
+    *,
+    cwd: str,
+    config: Config,
+    provider: Provider | None,
+    warn: Any = None,
+) -> list[dict[str, Any]]:
+    """Propose and store up to three memories from `transcript`; return the brain tool's
+    results (duplicates are reported by it, not stored)."""
+    from .store import MemoryStore
+    from .tool import brain_tool
+
+    if not enabled(config):
+        return []
+    messages = read_conversation(transcript)
+    candidates: list[dict[str, Any]] = []
+    if provider is not None:
+        store = MemoryStore(cwd)
+        live = store.snapshot().state
+        stored = [str(e.get("text")) for t in ("learning", "preference") for e in live.live(t)]
+        try:
+            candidates = model_candidates(provider, messages, stored)
+        except ProviderError as exc:
+            if warn is not None:
+                warn(f"model failed ({exc}); using the offline extractor")
+            candidates = offline_candidates(messages)
+    else:
+        candidates = offline_candidates(messages)
+    return [brain_tool("add", cwd=cwd, config=config, source="auto", **item) for item in candidates]
+
+
+def read_source(path: str | None, stdin_text: str | None) -> str:
+    """The transcript: a file, or the text given (stdin)."""
+    if path is None or path == "-":
+        return stdin_text or ""
+    return Path(path).read_text(encoding="utf-8", errors="replace")
