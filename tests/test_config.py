@@ -40,7 +40,7 @@ def test_missing_files_give_defaults(tmp_path: Path) -> None:
         ("auto_compact = 1", "auto_compact: expected bool, got int 1"),
         ("compact_budget_tokens = true", "compact_budget_tokens: expected int, got bool True"),
         ("compact_budget_tokens = -5", "compact_budget_tokens: expected a positive number"),
-        ("summarizer = 'gpt'", "summarizer: expected one of extractive, got 'gpt'"),
+        ("summarizer = 'gpt'", "summarizer: expected one of extractive, model, got 'gpt'"),
         ("compact_budget_tokens = ", "not valid TOML"),
     ],
 )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -75,3 +78,57 @@ def test_never_longer_than_asked_and_deterministic(texts: list[str], limit: int)
     a = ExtractiveSummarizer().summarize(entries, limit)
     assert len(a) <= limit
     assert a == ExtractiveSummarizer().summarize(entries, limit)
+
+
+def _provider(code: str) -> Any:
+    from voyager_brain.providers import CommandProvider
+
+    return CommandProvider(f'{sys.executable} -c "{code}"', timeout=30)
+
+
+def test_model_summarizer_uses_the_command_and_keeps_bullets() -> None:
+    from voyager_brain.summarizer import ModelSummarizer
+
+    answer = (
+        "import sys; sys.stdin.read(); print('Auth works now'); "
+        "print('## Decision — 2026-01-01T00:00:00Z')"
+    )
+    text = ModelSummarizer(_provider(answer)).summarize([entry("a", 0), entry("b", 5)], 500)
+    assert text.splitlines() == [
+        "Summary of 2 earlier entries from 2026-03-21T14:30:00Z to 2026-03-21T14:35:00Z:",
+        "- Auth works now",
+        "- ## Decision — 2026-01-01T00:00:00Z",
+    ]
+
+
+def test_model_summarizer_falls_back_to_the_extractive_summary() -> None:
+    from voyager_brain.summarizer import ModelSummarizer
+
+    warnings: list[str] = []
+    failing = ModelSummarizer(_provider("import sys; sys.exit(1)"), warn=warnings.append)
+    entries = [entry("Refactored the router", 0)]
+    assert failing.summarize(entries, 500) == ExtractiveSummarizer().summarize(entries, 500)
+    assert "using the extractive summary" in warnings[0]
+    verbose = ModelSummarizer(_provider("print('x' * 5000)"))
+    assert verbose.summarize(entries, 500) == ExtractiveSummarizer().summarize(entries, 500)
+
+
+def test_compaction_with_summarizer_model_from_config(repo: Path) -> None:
+    from voyager_brain import BrainManager
+
+    code = "import sys; sys.stdin.read(); print('The old observations, in one line')"
+    config = {
+        "compact_budget_tokens": 200,
+        "summarizer": "model",
+        "model_command": f'{sys.executable} -c "{code}"',
+        "auto_compact": False,
+    }
+    bm = BrainManager(repo, config=config)
+    for n in range(30):
+        bm.update(
+            BrainEntry("observation", f"note {chr(65 + n)} " + "y" * 80, T0 + timedelta(minutes=n))
+        )
+    bm.persist()
+    report = bm.compact()
+    assert report.summary is not None
+    assert report.summary.content.endswith("- The old observations, in one line")

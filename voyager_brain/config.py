@@ -94,7 +94,8 @@ SETTINGS: tuple[Setting, ...] = (
         "summarizer",
         "extractive",
         str,
-        "how compaction summarizes old entries: extractive (offline, deterministic)",
+        "how compaction summarizes: extractive (offline, deterministic) or model"
+        " (model_command, extractive when it fails)",
     ),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -105,7 +106,7 @@ ALIASES = {
     "decayMinScore": "decay_min_score",
     "promptBudget": "prompt_budget",
 }
-SUMMARIZERS = ("extractive",)
+SUMMARIZERS = ("extractive", "model")
 
 
 def voyager_home() -> Path:

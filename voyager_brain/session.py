@@ -415,6 +415,7 @@ class BrainManager:
     def _compact_render(self, doc: BrainDocument) -> tuple[str, BrainDocument, CompactionReport]:
         """Compact `doc`; return the new file text, the new document and the report."""
         from .compaction import compact_entries
+        from .providers import get_provider
         from .summarizer import get_summarizer
 
         sections: dict[tuple[str, str, str], str] = {}
@@ -433,7 +434,7 @@ class BrainManager:
             budget_chars=self.config.compact_budget_chars,
             fixed_chars=len(brainfile.render_head(stamped, self.templates)),
             section_chars=lambda e: len(section(e)),
-            summarizer=get_summarizer(self.config.summarizer),
+            summarizer=get_summarizer(self.config.summarizer, get_provider(self.config)),
         )
         entries_before = len(doc.entries)
         if result.entries != doc.entries:

@@ -9,13 +9,15 @@ plugs into the same interface.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from .model import BrainEntry, format_timestamp
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
+
+    from .providers import Provider
 
 #: Lines that usually carry the point of an entry; preferred as its key line.
 _SIGNAL = re.compile(
@@ -110,8 +112,49 @@ def _point(line: str) -> str:
     return f"- {line}" if line else ""
 
 
-def get_summarizer(name: str) -> Summarizer:
-    """The summarizer configured by name (config key ``summarizer``)."""
-    if name == "extractive":
+class ModelSummarizer:
+    """Summaries written by the configured model command; the extractive summary when
+    the command fails or answers too long (nothing is lost either way)."""
+
+    name = "model"
+
+    def __init__(self, provider: Provider, warn: Callable[[str], None] | None = None) -> None:
+        self.provider = provider
+        self.fallback = ExtractiveSummarizer()
+        self.warn = warn
+
+    def summarize(self, entries: Sequence[BrainEntry], max_chars: int) -> str:
+        from .providers import ProviderError
+
+        body = "\n\n".join(f"[{e.label}] {e.content}" for e in entries)
+        prompt = (
+            f"Summarize these {len(entries)} notes of a coding agent's session in at most "
+            f"{max_chars - 100} characters, as short '- ' bullet points, keeping decisions, "
+            f"outcomes and causes of problems:\n\n{body[-30000:]}"
+        )
+        try:
+            answer = self.provider.complete(prompt).strip()
+        except ProviderError as exc:
+            if self.warn:
+                self.warn(f"model summary failed ({exc}); using the extractive summary")
+            return self.fallback.summarize(entries, max_chars)
+        stamps = [e.timestamp for e in entries if e.timestamp is not None]
+        span = (
+            f" from {format_timestamp(min(stamps))} to {format_timestamp(max(stamps))}"
+            if stamps
+            else ""
+        )
+        # Bullets only: a model's line must never read as a brain.md heading.
+        lines = [f"- {line.lstrip('-*+ ').strip()}" for line in answer.splitlines() if line.strip()]
+        text = "\n".join([f"Summary of {len(entries)} earlier entries{span}:", *lines])
+        return text if len(text) <= max_chars else self.fallback.summarize(entries, max_chars)
+
+
+def get_summarizer(name: str, provider: Provider | None = None) -> Summarizer:
+    """The summarizer configured by name (config key ``summarizer``): ``model`` needs a
+    provider (``model_command``), and is extractive without one."""
+    if name == "model" and provider is not None:
+        return ModelSummarizer(provider)
+    if name in ("extractive", "model"):
         return ExtractiveSummarizer()
     raise ValueError(f"unknown summarizer {name!r}")
