@@ -30,8 +30,8 @@ _memory: dict[Path, dict[str, Any]] = {}
 
 def _load(cache_path: Path) -> dict[str, Any] | None:
     try:
-        with cache_path.open("rb") as f:
-            data = marshal.load(f)
+        # loads() of the bytes is several times faster than load() of the file object.
+        data = marshal.loads(cache_path.read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
         return None
     return data if isinstance(data, dict) and data.get("version") == _VERSION else None
