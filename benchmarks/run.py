@@ -28,6 +28,17 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
   5,000-entry brain. Target: <= 1 s.
 * **process startup**: ``python -c pass`` (the floor) and ``python -c "import
   voyager_brain"``, as subprocesses: the fixed cost of every agent hook.
+* **memory log** (``.voyager/memory.jsonl`` of 10,000 / 40,000 / 100,000 lines: mostly
+  learnings, ~5% updates, ~2% tombstones, ~1% tasks; personal log in a temporary
+  ``VOYAGER_HOME``). Floor: ``json.loads`` of every line of the same file.
+  (a) ``log.read()`` + ``log.fold()`` in process: <= 1.3x the floor at 40,000 lines.
+  (b) the whole ``voyager-brain context`` process, with no fold cache and with a warm one,
+  beside a process that only parses the file: <= 1.5x at 40,000 lines. (c) scaling of (a),
+  100,000 lines / 10,000: <= 11x. (d) ``BrainManager(top).context()`` after appending 10
+  entries, as a fraction of the cold ``context()`` of the same log: <= 10%.
+* **session-start hook**: ``voyager-brain hook claude session-start`` on a repository with
+  a 10,000-line memory log, a ~1 MB brain.md and a full brain.json, beside ``python -c
+  pass``: <= 10x on a first run (no caches), <= 3x when nothing changed since the last one.
 
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
@@ -61,7 +72,11 @@ from markdown_it import MarkdownIt  # noqa: E402
 import voyager_brain  # noqa: E402
 from voyager_brain import BrainEntry, BrainManager  # noqa: E402
 from voyager_brain.brainfile import render_sections  # noqa: E402
+from voyager_brain.config import voyager_home  # noqa: E402
+from voyager_brain.memory import log as memory_log  # noqa: E402
+from voyager_brain.memory.store import MemoryStore  # noqa: E402
 from voyager_brain.render import Templates  # noqa: E402
+from voyager_brain.session import ensure_layout  # noqa: E402
 
 SEED = 20260321
 T0 = datetime(2026, 3, 21, tzinfo=UTC)
@@ -69,6 +84,18 @@ CONFIG = {"auto_compact": False}
 PERSIST_TARGET_MS = 50.0
 LOAD_TARGET_RATIO = 0.1
 COMPACT_TARGET_MS = 1000.0
+FOLD_TARGET_RATIO = 1.3  # read + fold vs json.loads of every line, at the target size
+CONTEXT_PROCESS_TARGET_RATIO = 1.5  # `voyager-brain context` vs a parse-only process
+FOLD_SCALING_TARGET = 11.0  # read + fold time at the largest size / at the smallest
+INCREMENTAL_TARGET = 0.10  # context() after 10 appended entries / the cold context()
+HOOK_COLD_TARGET = 10.0  # session-start hook, first run, vs `python -c pass`
+HOOK_WARM_TARGET = 3.0  # the same when nothing changed since the last session start
+HOOK_PAYLOAD = {
+    "session_id": "bench",
+    "transcript_path": "",
+    "hook_event_name": "SessionStart",
+    "source": "startup",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +106,12 @@ class Plan:
     compact_size: int
     startup_runs: int
     first_call_runs: int
+    memory_sizes: tuple[int, ...]
+    memory_target_size: int
+    hook_memory_size: int
+    hook_brain_bytes: int
+    hook_cold_runs: int
+    hook_warm_runs: int
     smoke: bool = False
 
     def load_runs(self, size: int) -> int:
@@ -93,9 +126,41 @@ class Plan:
     def compact_runs(self) -> int:
         return 1 if self.smoke else 3
 
+    def fold_runs(self, size: int) -> int:
+        return 1 if self.smoke else (9 if size <= 10_000 else 5 if size <= 40_000 else 3)
 
-FULL = Plan(sizes=(100, 1_000, 10_000), compact_size=5_000, startup_runs=5, first_call_runs=3)
-SMOKE = Plan(sizes=(20,), compact_size=50, startup_runs=1, first_call_runs=1, smoke=True)
+    def process_runs(self, size: int) -> int:
+        return 1 if self.smoke else (5 if size <= 40_000 else 3)
+
+    def incremental_runs(self, size: int) -> int:
+        return 1 if self.smoke else (3 if size <= 40_000 else 2)
+
+
+FULL = Plan(
+    sizes=(100, 1_000, 10_000),
+    compact_size=5_000,
+    startup_runs=5,
+    first_call_runs=3,
+    memory_sizes=(10_000, 40_000, 100_000),
+    memory_target_size=40_000,
+    hook_memory_size=10_000,
+    hook_brain_bytes=1_000_000,
+    hook_cold_runs=3,
+    hook_warm_runs=7,
+)
+SMOKE = Plan(
+    sizes=(20,),
+    compact_size=50,
+    startup_runs=1,
+    first_call_runs=1,
+    memory_sizes=(100, 200),
+    memory_target_size=200,
+    hook_memory_size=200,
+    hook_brain_bytes=20_000,
+    hook_cold_runs=1,
+    hook_warm_runs=1,
+    smoke=True,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,6 +363,154 @@ def restore(top: Path, data: bytes) -> None:
     (top / ".voyager" / "brain.md").write_bytes(data)
 
 
+# -- the memory log ---------------------------------------------------------------------
+
+SUBJECTS = (
+    "The retry loop",
+    "Token refresh",
+    "The schema migration",
+    "The flaky CI job",
+    "The cache layer",
+    "Rate limiting",
+    "The i18n loader",
+    "Pagination",
+    "The config loader",
+    "The websocket reconnect",
+    "Error reporting",
+    "The release script",
+)
+LESSONS = (
+    "needs a fresh token before the second request",
+    "breaks on NFD file names (macOS); normalize to NFC first",
+    "must run with `pytest -p no:randomly` or the fixture order hides a leak",
+    "compares naïve datetimes; convert to UTC first → off by one hour otherwise",
+    "is slow under CI: timeout_s 2.5, not 1",
+    "prints the café ☕ fixture as mojibake unless the handler is UTF-8",
+    "goes through SQLAlchemy sessions, never raw connections",
+    "retries 429s with exponential backoff capped at 30 s",
+    "keeps state in Redis; flush it between tests",
+    "fails on 日本語 paths with the old glob; use pathlib",
+    "is covered by tests/test_api.py::test_refresh, run it first",
+    "reads settings once at import; tests must monkeypatch before importing",
+)
+TASKS = (
+    "Add a regression test for",
+    "Document",
+    "Profile",
+    "Split the module behind",
+    "Ask in review about",
+)
+
+
+def _stamp(moment: datetime) -> str:
+    """The memory log's time format (``2026-03-21T00:00:00.000Z``)."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _learning_text(rng: random.Random) -> str:
+    subject, lesson = rng.choice(SUBJECTS), rng.choice(LESSONS)
+    text = f"{subject} {lesson}"
+    if len(text) < 60 or rng.random() < 0.5:
+        longer = f"{subject} in `{rng.choice(FILES)}` {lesson}"
+        if len(longer) <= 120:
+            text = longer
+    if len(text) < 60:
+        text += f" (seen {rng.randint(2, 9)} times)"
+    return text
+
+
+def make_memory_lines(count: int, seed: int = SEED) -> list[dict[str, object]]:
+    """`count` lines of a project memory log, in file order: mostly new learnings
+    (project-scoped, ~60-120 characters of text), ~5% updates re-writing an earlier
+    learning with an ``updated`` time, ~2% tombstones, ~1% tasks; 37 s apart from
+    2026-03-21T00:00:00Z."""
+    rng = random.Random(seed)
+    used: set[str] = set()
+    live: list[dict[str, object]] = []  # live learnings, for updates and tombstones
+
+    def new_id() -> str:
+        while True:
+            candidate = f"{rng.getrandbits(32):08x}"
+            if candidate not in used:
+                used.add(candidate)
+                return candidate
+
+    lines: list[dict[str, object]] = []
+    for n in range(count):
+        created = _stamp(T0 + timedelta(seconds=37 * n))
+        roll = rng.random()
+        if roll < 0.05 and live:
+            k = rng.randrange(len(live))
+            live[k] = {**live[k], "text": _learning_text(rng), "updated": created}
+            lines.append(live[k])
+        elif roll < 0.07 and live:
+            k = rng.randrange(len(live))
+            target = live[k]
+            live[k] = live[-1]
+            live.pop()
+            lines.append(
+                {
+                    "id": new_id(),
+                    "type": "tombstone",
+                    "target_id": target["id"],
+                    "target_type": "learning",
+                    "reason": rng.choice(("removed", "decay", "outdated")),
+                    "created": created,
+                }
+            )
+        elif roll < 0.08:
+            lines.append(
+                {
+                    "id": new_id(),
+                    "type": "task",
+                    "description": f"{rng.choice(TASKS)} {rng.choice(SUBJECTS).lower()}",
+                    "status": "pending",
+                    "priority": rng.choice(("low", "normal", "high")),
+                    "due": None,
+                    "tags": [],
+                    "completedAt": None,
+                    "created": created,
+                }
+            )
+        else:
+            entry: dict[str, object] = {
+                "id": new_id(),
+                "type": "learning",
+                "text": _learning_text(rng),
+                "source": rng.choice(("manual", "manual", "auto")),
+                "scope": "project",
+                "projectPath": ".",  # relative in the project log: the repository top
+                "created": created,
+            }
+            live.append(entry)
+            lines.append(entry)
+    return lines
+
+
+def write_memory_log(top: Path, count: int) -> bytes:
+    """``.voyager/memory.jsonl`` of `count` lines (validated by the library); its bytes."""
+    lines = make_memory_lines(count)
+    for n, line in enumerate(lines):
+        memory_log.validate(line, f"generated line {n + 1}")
+    data = b"".join(memory_log.encode(line) for line in lines)
+    (top / ".voyager" / "memory.jsonl").write_bytes(data)
+    return data
+
+
+def make_memory_repo(parent: Path, name: str, count: int) -> tuple[Path, bytes]:
+    """A git repository with ``.voyager/`` (config.toml, .gitignore) and a memory log."""
+    top = make_repo(parent, name)
+    ensure_layout(top / ".voyager")
+    return top, write_memory_log(top, count)
+
+
+def drop_caches(top: Path) -> None:
+    """Remove every on-disk cache a read could reuse: the project's ``.voyager/cache``
+    and the personal ``$VOYAGER_HOME/cache`` (fold caches, the daily-decay stamp)."""
+    shutil.rmtree(top / ".voyager" / "cache", ignore_errors=True)
+    shutil.rmtree(voyager_home() / "cache", ignore_errors=True)
+
+
 # -- timing -----------------------------------------------------------------------------
 
 
@@ -320,6 +533,21 @@ def median_of(
     return statistics.median(times)
 
 
+Step = tuple[Callable[[], object], Callable[[], object] | None]
+
+
+def medians_interleaved(runs: int, steps: Sequence[Step]) -> list[float]:
+    """The median time of each `(fn, setup)` step over `runs` rounds, the steps taking turns
+    within each round (so a slow spell of the machine hits ours and the floor alike)."""
+    times: list[list[float]] = [[] for _ in steps]
+    for _ in range(runs):
+        for n, (fn, setup) in enumerate(steps):
+            if setup is not None:
+                setup()
+            times[n].append(timed(fn))
+    return [statistics.median(t) for t in times]
+
+
 def _ms(value: float | None) -> str:
     if value is None:
         return "-"
@@ -328,6 +556,10 @@ def _ms(value: float | None) -> str:
 
 def _size(n: int) -> str:
     return f"{n:,} entries"
+
+
+def _lines(n: int) -> str:
+    return f"{n:,} log lines"
 
 
 # -- the benchmarks ---------------------------------------------------------------------
@@ -568,6 +800,322 @@ def bench_startup(results: Results, plan: Plan, pycache: Path) -> None:
     )
 
 
+PARSE_ONLY = (
+    "import json,sys; data=open(sys.argv[1],'rb').read(); "
+    "[json.loads(l) for l in data.split(b'\\n') if l]"
+)
+
+
+def parse_every_line(path: Path) -> list[object]:
+    """The memory-log floor: read the bytes, `json.loads` every line, nothing else."""
+    data = path.read_bytes()
+    return [json.loads(line) for line in data.split(b"\n") if line]
+
+
+def _unstamped(context: str) -> str:
+    """A context document without its first line (the title, which holds the time)."""
+    return context.partition("\n")[2]
+
+
+def run_child(args: Sequence[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> str:
+    """Run a child process, fail loudly when it fails; its stdout."""
+    done = subprocess.run(
+        args,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=False,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(args[:4])} ... failed:\n{done.stderr}")
+    return done.stdout
+
+
+def bench_memory(results: Results, plan: Plan, parent: Path, pycache: Path) -> None:
+    """The memory log at session start: read + fold in process, the whole `voyager-brain
+    context` process, how the fold scales, and context() after a few appended lines."""
+    repos: dict[int, tuple[Path, bytes]] = {}
+    for size in plan.memory_sizes:
+        print(f"building a memory log of {size:,} lines ...", flush=True)
+        repos[size] = make_memory_repo(parent, f"memory-{size}", size)
+    target = plan.memory_target_size
+    env = child_env(pycache)
+
+    # (a) read + fold in process, cold (no cache is involved), beside json.loads.
+    folds: dict[int, tuple[float, float]] = {}
+    for size, (top, _) in repos.items():
+        path = top / ".voyager" / "memory.jsonl"
+        healths: list[memory_log.Health] = []
+
+        def read_and_fold(path: Path = path, healths: list[memory_log.Health] = healths) -> None:
+            entries, health = memory_log.read(path)
+            memory_log.fold(entries)
+            healths.append(health)
+
+        runs = plan.fold_runs(size)
+        ours, floor = medians_interleaved(
+            runs, [(read_and_fold, None), (lambda path=path: parse_every_line(path), None)]
+        )
+        if healths[-1] != memory_log.Health(size, 0, False):
+            raise RuntimeError(f"memory log of {size:,} lines read as {healths[-1]}")
+        folds[size] = (ours, floor)
+        results.add(
+            "memory",
+            Row(
+                "log.read() + log.fold(), in process, cold",
+                _lines(size),
+                runs,
+                ours,
+                floor,
+                f"<= {FOLD_TARGET_RATIO}x floor" if size == target else "-",
+                ours / floor <= FOLD_TARGET_RATIO if size == target else None,
+            ),
+        )
+
+    # (b) the whole `voyager-brain context` process, beside a process that only parses.
+    context_cmd = [sys.executable, "-m", "voyager_brain", "context"]
+    smallest = repos[min(repos)][0]
+    run_child(context_cmd, env, smallest)  # warm-up: bytecode of all the command imports
+    processes: dict[int, tuple[float, float, float]] = {}
+    for size, (top, _) in repos.items():
+        path = top / ".voyager" / "memory.jsonl"
+        runs = plan.process_runs(size)
+        outputs: list[str] = []
+
+        def context_process(top: Path = top, outputs: list[str] = outputs) -> None:
+            outputs.append(run_child(context_cmd, env, top))
+
+        # Each round: the floor; ours with no cache (removed first); ours again, now that
+        # the previous run left the fold cache of the unchanged log.
+        floor, cold, warm = medians_interleaved(
+            runs,
+            [
+                (
+                    lambda path=path, top=top: run_child(
+                        [sys.executable, "-c", PARSE_ONLY, str(path)], env, top
+                    ),
+                    None,
+                ),
+                (context_process, lambda top=top: drop_caches(top)),
+                (context_process, None),
+            ],
+        )
+        if not outputs[-1].strip() or len({_unstamped(text) for text in outputs}) != 1:
+            raise RuntimeError(f"voyager-brain context at {size:,} lines: empty or unstable")
+        processes[size] = (cold, warm, floor)
+    for n, what in enumerate(("no fold cache", "fold cache warm (log unchanged)")):
+        for size, times in processes.items():
+            ours, floor = times[n], times[2]
+            results.add(
+                "memory",
+                Row(
+                    f"`voyager-brain context` process, {what}",
+                    _lines(size),
+                    plan.process_runs(size),
+                    ours,
+                    floor,
+                    f"<= {CONTEXT_PROCESS_TARGET_RATIO}x floor" if size == target else "-",
+                    ours / floor <= CONTEXT_PROCESS_TARGET_RATIO if size == target else None,
+                ),
+            )
+
+    # (c) scaling of the in-process fold: largest size / smallest, the floor's beside it.
+    small, large = min(folds), max(folds)
+    scale = f"{small:,} → {large:,} log lines"
+    ours_scale = folds[large][0] / folds[small][0]
+    results.add(
+        "memory",
+        Row(
+            f"scaling of read + fold: {large // small}x the lines",
+            scale,
+            plan.fold_runs(large),
+            folds[large][0],
+            folds[small][0],
+            f"<= {FOLD_SCALING_TARGET:g}x",
+            ours_scale <= FOLD_SCALING_TARGET,
+        ),
+    )
+    results.add(
+        "memory",
+        Row(
+            f"scaling of the floor (json.loads): {large // small}x the lines",
+            scale,
+            plan.fold_runs(large),
+            folds[large][1],
+            folds[small][1],
+        ),
+    )
+
+    # (d) context() in process after 10 appended entries, as a fraction of the cold build.
+    rng = random.Random(SEED + 1)
+    appended = [
+        {
+            "id": f"{rng.getrandbits(32):08x}",
+            "type": "learning",
+            "text": _learning_text(rng),
+            "created": "2026-03-21T00:00:00.000Z",
+        }
+        for _ in range(10)
+    ]
+    BrainManager(smallest).context()  # warm-up: the lazy imports of context()
+    for size, (_, data) in repos.items():
+        runs = plan.incremental_runs(size)
+        colds, incrementals = [], []
+        for n in range(runs):
+            # A fresh repository each time: nothing (in this process or on disk) has seen it.
+            top = make_repo(parent, f"memory-{size}-incremental-{n}")
+            ensure_layout(top / ".voyager")
+            path = top / ".voyager" / "memory.jsonl"
+            path.write_bytes(data)
+            drop_caches(top)
+            colds.append(timed(lambda top=top: BrainManager(top).context()))
+            memory_log.append(path, appended)
+            incrementals.append(timed(lambda top=top: BrainManager(top).context()))
+            live = MemoryStore(top).snapshot().state.entries
+            if any(entry["id"] not in live for entry in appended):
+                raise RuntimeError("context() after an append: the new entries are not seen")
+            shutil.rmtree(top)
+        cold, incremental = statistics.median(colds), statistics.median(incrementals)
+        results.add(
+            "memory",
+            Row(
+                "context() after appending 10 entries (floor: cold context())",
+                _lines(size),
+                runs,
+                incremental,
+                cold,
+                f"<= {INCREMENTAL_TARGET:g}x cold",
+                incremental / cold <= INCREMENTAL_TARGET,
+            ),
+        )
+
+
+def make_state_update() -> dict[str, object]:
+    """A realistic brain.json update: 30 decisions, 20 key files, 10 known issues, facts,
+    the active state, preferences and next steps."""
+    rng = random.Random(SEED + 2)
+    return {
+        "facts": {
+            "stack": ["Python 3.11", "FastAPI", "SQLAlchemy 2", "PostgreSQL 16", "Redis", "React"],
+            "architecture": "An API service (FastAPI) behind nginx, a worker pool on Redis "
+            "queues, a React front end; PostgreSQL for state, S3 for uploads.",
+            "environment": {"ci": "GitHub Actions", "deploy": "fly.io", "node": "20"},
+            "custom": [
+                f"{s} {lesson}" for s, lesson in zip(SUBJECTS[:6], LESSONS[:6], strict=True)
+            ],
+        },
+        "decisions": [
+            {
+                "what": f"Use {rng.choice(LIBS)} for {topic} ({n})",
+                "why": f"fewer moving parts; keeps `{rng.choice(FILES)}` testable offline",
+                "when": (T0 + timedelta(days=n)).date().isoformat(),
+                "reversible": rng.random() < 0.5,
+            }
+            for n, topic in enumerate(TOPICS * 3)
+        ],
+        "activeState": {
+            "currentGoal": "Ship the token refresh rewrite behind a feature flag",
+            "inProgress": ["token refresh", "the flaky CI job"],
+            "blockers": ["waiting for the staging database"],
+            "recentlyCompleted": [f"{v} {t}" for v, t in zip(VERBS, TOPICS, strict=False)],
+        },
+        "keyFiles": [
+            {"path": f"{file.rsplit('.', 1)[0]}_{n}.{file.rsplit('.', 1)[-1]}", "role": role}
+            for n, (file, role) in enumerate(
+                zip(FILES * 2, ["entry point", "tests", "config", "hot path"] * 5, strict=True)
+            )
+        ],
+        "knownIssues": [
+            {
+                "issue": f"{rng.choice(SUBJECTS)} {rng.choice(LESSONS)} ({n})",
+                "workaround": "retry once; see the runbook",
+                "severity": rng.choice(("low", "medium", "high")),
+            }
+            for n in range(10)
+        ],
+        "preferences": {"style": "small commits", "constraints": ["no new deps"]},
+        "nextSteps": [f"{v} {t}" for v, t in zip(VERBS, reversed(TOPICS), strict=False)],
+    }
+
+
+def bench_hook(results: Results, plan: Plan, parent: Path, pycache: Path) -> None:
+    """`voyager-brain hook claude session-start` on a repository with everything full."""
+    size = plan.hook_memory_size
+    print(
+        f"building a repository with a {size:,}-line memory log, "
+        f"a ~{plan.hook_brain_bytes // 1000:,} KB brain.md and a full brain.json ...",
+        flush=True,
+    )
+    top, _ = make_memory_repo(parent, "hook", size)
+    sample = make_entries(200, seed=SEED + 3)
+    per_entry = len(render_sections(sample, Templates()).encode()) / len(sample)
+    count = max(10, round(plan.hook_brain_bytes / per_entry))
+    brain = write_brain(top, make_entries(count))
+    bm = BrainManager(top, config=CONFIG, clock=fixed_clock)
+    bm.load()
+    bm.merge_state(make_state_update())
+    bm.persist()
+    state_bytes = bm.state_path.stat().st_size
+    label = (
+        f"{size:,} log lines, brain.md {len(brain) / 1e6:.2f} MB ({count:,} entries), "
+        f"brain.json {state_bytes / 1000:.0f} KB"
+    )
+
+    env = child_env(pycache)
+    payload = json.dumps({**HOOK_PAYLOAD, "cwd": str(top)})
+    hook_cmd = [sys.executable, "-m", "voyager_brain", "hook", "claude", "session-start"]
+    outputs: list[str] = []
+
+    def hook() -> None:
+        outputs.append(run_child(hook_cmd, env, top, stdin=payload))
+
+    run_child(hook_cmd, env, top, stdin=payload)  # warm-up: bytecode of all the hook imports
+
+    # Each round: the floor, then (in the first hook_cold_runs rounds) a first run with
+    # no caches, then a run with nothing changed since the previous one.
+    bares, colds, warms = [], [], []
+    for n in range(max(plan.hook_cold_runs, plan.hook_warm_runs)):
+        bares.append(timed(lambda: run_child([sys.executable, "-c", "pass"], env, top)))
+        if n < plan.hook_cold_runs:
+            drop_caches(top)
+            colds.append(timed(hook))
+        if n < plan.hook_warm_runs:
+            warms.append(timed(hook))
+    bare, cold, warm = (statistics.median(t) for t in (bares, colds, warms))
+    contexts = {
+        _unstamped(json.loads(t)["hookSpecificOutput"]["additionalContext"]) for t in outputs
+    }
+    if len(contexts) != 1 or not contexts.pop().strip():
+        raise RuntimeError("session-start hook: empty or unstable additionalContext")
+    results.add(
+        "hook",
+        Row(
+            "hook claude session-start, first run (no caches)",
+            label,
+            plan.hook_cold_runs,
+            cold,
+            bare,
+            f"<= {HOOK_COLD_TARGET:g}x floor",
+            cold / bare <= HOOK_COLD_TARGET,
+        ),
+    )
+    results.add(
+        "hook",
+        Row(
+            "same, later runs (nothing changed)",
+            label,
+            plan.hook_warm_runs,
+            warm,
+            bare,
+            f"<= {HOOK_WARM_TARGET:g}x floor",
+            warm / bare <= HOOK_WARM_TARGET,
+        ),
+    )
+
+
 # -- the report -------------------------------------------------------------------------
 
 TITLES = {
@@ -575,12 +1123,19 @@ TITLES = {
     "persist": "Persist (turn_end / session_end)",
     "compaction": "Compaction (session_compact)",
     "startup": "Process startup (context for hook costs)",
+    "memory": "Memory log: read + fold + context (session_start)",
+    "hook": "Session-start hook (Claude Code)",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
     "persist": "floor: appending the same bytes with `O_APPEND` + `fsync`, nothing else",
     "compaction": "no floor; entries before → after in the size column",
     "startup": "floor: `python -c pass`; bytecode cached with PYTHONPYCACHEPREFIX unless said",
+    "memory": "floors: in process, `json.loads` of every line of the same file; for the "
+    "process rows, a `python -c` process that only reads and parses it; for scaling, the "
+    "smallest size; for the append row, the cold `context()` of the same log",
+    "hook": "floor: `python -c pass` in the same environment; first run = no fold caches and "
+    "no daily-decay stamp (removed before each run); later runs = nothing changed since",
 }
 
 
@@ -640,25 +1195,41 @@ def render_results(results: Results, plan: Plan, started: datetime, total_s: flo
 
 def run(plan: Plan) -> Results:
     results = Results()
+    saved = {name: os.environ.get(name) for name in ("VOYAGER_HOME", "VOYAGER_MEMORY_PATH")}
     with tempfile.TemporaryDirectory(prefix="voyager-brain-bench-") as tmp:
         parent = Path(tmp)
-        pycache = parent / "pycache"
-        warm_bytecode(pycache)
-        for size in plan.sizes:
-            print(f"building a brain.md of {size:,} entries ...", flush=True)
-            top = make_repo(parent, f"repo-{size}")
-            pristine = write_brain(top, make_entries(size))
-            bench_load(results, plan, top, size)
-            bench_persist(results, plan, top, size, pristine, pycache)
-        print(
-            f"building a brain.md of {plan.compact_size:,} entries for compaction ...", flush=True
-        )
-        top = make_repo(parent, "repo-compact")
-        pristine = write_brain(top, make_entries(plan.compact_size))
-        bench_compaction(results, plan, top, pristine)
-        print("process startup ...", flush=True)
-        bench_startup(results, plan, pycache)
+        # The personal memory log (and its caches) in the temporary folder, for this
+        # process and every child: the user's own ~/.voyager is never read or written.
+        os.environ["VOYAGER_HOME"] = str(parent / "voyager-home")
+        os.environ.pop("VOYAGER_MEMORY_PATH", None)
+        try:
+            _run_all(results, plan, parent)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
     return results
+
+
+def _run_all(results: Results, plan: Plan, parent: Path) -> None:
+    pycache = parent / "pycache"
+    warm_bytecode(pycache)
+    for size in plan.sizes:
+        print(f"building a brain.md of {size:,} entries ...", flush=True)
+        top = make_repo(parent, f"repo-{size}")
+        pristine = write_brain(top, make_entries(size))
+        bench_load(results, plan, top, size)
+        bench_persist(results, plan, top, size, pristine, pycache)
+    print(f"building a brain.md of {plan.compact_size:,} entries for compaction ...", flush=True)
+    top = make_repo(parent, "repo-compact")
+    pristine = write_brain(top, make_entries(plan.compact_size))
+    bench_compaction(results, plan, top, pristine)
+    print("process startup ...", flush=True)
+    bench_startup(results, plan, pycache)
+    bench_memory(results, plan, parent, pycache)
+    bench_hook(results, plan, parent, pycache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

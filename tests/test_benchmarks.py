@@ -49,10 +49,33 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert len(compaction) == 1 and "50 →" in compaction[0]
     startup = _table_rows(text, "Process startup")
     assert len(startup) == 3
-    for row in load + persist + compaction + startup:
+
+    memory = _table_rows(text, "Memory log")
+    assert len(memory) == 10
+
+    def count(rows: list[str], words: str) -> int:
+        return sum(words in row for row in rows)
+
+    assert count(memory, "log.read() + log.fold()") == 2
+    assert any("log.fold()" in row and "200 log lines" in row for row in memory)
+    assert count(memory, "`voyager-brain context` process, no fold cache") == 2
+    assert count(memory, "`voyager-brain context` process, fold cache warm") == 2
+    assert count(memory, "scaling of read + fold") == 1
+    assert count(memory, "scaling of the floor") == 1
+    assert count(memory, "after appending 10 entries") == 2
+    hook = _table_rows(text, "Session-start hook")
+    assert len(hook) == 2
+    assert count(hook, "session-start, first run") == 1
+    assert count(hook, "later runs") == 1
+
+    for row in load + persist + compaction + startup + memory + hook:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
         float(cells[3])  # ours (ms) is a number
+    for row in memory + hook:  # every new row is measured beside its floor
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        float(cells[4])
+        assert cells[5].endswith("x"), row
 
     assert "## Missed targets" in text
     # --output is honoured: the committed results are left alone.
