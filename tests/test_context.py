@@ -31,7 +31,7 @@ def build(
     state: dict[str, Any] | None = None,
     entries: tuple[BrainEntry, ...] = (),
     budget: int = 2000,
-    cwd: Path = Path("/work/p"),
+    cwd: Path = Path("/srv/code/p"),
     top: Path | None = None,
 ) -> Any:
     return build_context(
@@ -52,7 +52,13 @@ def test_sections_come_in_the_documented_order() -> None:
         {"id": "u1", "type": "user", "key": "editor", "value": "Neovim"},
         {"id": "b1", "type": "behavior", "category": "do", "text": "Be direct"},
         {"id": "p1", "type": "preference", "category": "Code", "text": "Early returns"},
-        {"id": "c1", "type": "context", "project": "p", "path": "/work/p", "content": "Monorepo"},
+        {
+            "id": "c1",
+            "type": "context",
+            "project": "p",
+            "path": "/srv/code/p",
+            "content": "Monorepo",
+        },
         {"id": "l1", "type": "learning", "text": "Uses pnpm"},
         {
             "id": "t1",
@@ -154,11 +160,17 @@ def test_stale_key_files_are_flagged(tmp_path: Path) -> None:
 
 def test_project_context_is_the_longest_matching_path() -> None:
     mem = memory(
-        {"id": "c1", "type": "context", "project": "all", "path": "/work", "content": "Outer"},
-        {"id": "c2", "type": "context", "project": "p", "path": "/work/p", "content": "Inner"},
-        {"id": "c3", "type": "context", "project": "q", "path": "/work/pq", "content": "Sibling"},
+        {"id": "c1", "type": "context", "project": "all", "path": "/srv/code", "content": "Outer"},
+        {"id": "c2", "type": "context", "project": "p", "path": "/srv/code/p", "content": "Inner"},
+        {
+            "id": "c3",
+            "type": "context",
+            "project": "q",
+            "path": "/srv/code/pq",
+            "content": "Sibling",
+        },
     )
-    text = build(mem, cwd=Path("/work/p/src")).text
+    text = build(mem, cwd=Path("/srv/code/p/src")).text
     assert "Inner" in text and "Outer" not in text and "Sibling" not in text
 
 
@@ -208,7 +220,7 @@ def stores(draw: st.DrawFn) -> tuple[Folded, dict[str, Any], tuple[BrainEntry, .
             case "learning":
                 entry |= {"text": text}
             case "context":
-                entry |= {"project": "p", "path": "/work/p", "content": text}
+                entry |= {"project": "p", "path": "/srv/code/p", "content": text}
             case "task":
                 entry |= {"description": text, "status": "pending", "priority": "urgent"}
         entries.append(entry)

@@ -22,7 +22,7 @@ from voyager_brain.memory.rank import (
 )
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
-PROJECT = os.path.normpath("/work/repo")
+PROJECT = os.path.normpath("/srv/code/repo")
 
 
 def iso(when: datetime) -> str:
@@ -236,8 +236,8 @@ def test_recency_table(age: float, expected: int) -> None:
         (os.path.join(PROJECT, "src", "pkg"), True),
         (os.path.join(PROJECT, "src", "..", "docs"), True),
         (PROJECT + "-other", False),  # sibling sharing the prefix string
-        (os.path.normpath("/work/rep"), False),
-        (os.path.normpath("/work"), False),  # the parent is not inside
+        (os.path.normpath("/srv/code/rep"), False),
+        (os.path.normpath("/srv/code"), False),  # the parent is not inside
         (os.path.normpath("/elsewhere"), False),
         (None, False),
     ],
