@@ -65,6 +65,7 @@ class MemoryStore:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.redact = redact
         self.lock_timeout = lock_timeout
+        self._resolved: dict[str, str] = {}
 
     def path_of(self, store: str) -> Path:
         if store == PROJECT:
@@ -121,8 +122,16 @@ class MemoryStore:
         field = _PATH_FIELDS.get(str(entry.get("type")))
         value = entry.get(field) if field else None
         if field and isinstance(value, str) and self.top and not os.path.isabs(value):
-            return {**entry, field: os.path.normpath(self.top / value)}
+            return {**entry, field: self._resolve(value)}
         return entry
+
+    def _resolve(self, relative: str) -> str:
+        # Most entries share a handful of paths ("." above all): resolve each once.
+        resolved = self._resolved.get(relative)
+        if resolved is None:
+            assert self.top is not None
+            resolved = self._resolved[relative] = os.path.normpath(self.top / relative)
+        return resolved
 
     def _to_project(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         field = _PATH_FIELDS.get(str(entry.get("type")))
