@@ -26,6 +26,7 @@ from voyager_brain.memory.log import (
     gc,
     new_id,
     parse,
+    parse_lines,
     read,
     validate,
 )
@@ -278,3 +279,45 @@ def test_gc_output_folds_to_the_same_state(lines: list[dict[str, Any]]) -> None:
     again = fold(compacted_lines(state))
     assert again.entries == state.entries
     assert set(again.dead) == {i for i in state.dead if i not in state.entries}
+
+
+# Pieces a log line can be made of: good lines, near misses, whitespace of every kind,
+# objects split over lines, two objects on a line, non-UTF-8 bytes.
+_fragment = st.sampled_from(
+    [
+        b'{"id":"a","type":"learning","text":"x"}',
+        b'{"id":"b","type":"learning","text":"caf\xc3\xa9"}',
+        b'{"id":"c","type":"tombstone","target_id":"a"}',
+        b'{"id":1,"type":"learning"}',
+        b'{"type":"learning"}',
+        b"[1, 2]",
+        b'"text"',
+        b"{",
+        b"}",
+        b'{"id":"d",',
+        b'"type":"x"}',
+        b"},{",
+        b" ",
+        b"\t",
+        b"\r",
+        b"\x0b",
+        b"\xc2\xa0",
+        b"\xff",
+        b"\xef\xbb\xbf",
+        b"NaN",
+        b",",
+        b"\n",
+    ]
+)
+
+
+@settings(max_examples=2000)
+@given(st.lists(_fragment, max_size=20))
+def test_the_fast_parse_reads_exactly_what_json_loads_per_line_reads(
+    parts: list[bytes],
+) -> None:
+    data = b"".join(parts)
+    entries, health = parse(data)
+    assert (entries, health.bad_lines) == parse_lines(data)
+    assert health.total == len(entries)
+    assert health.truncated_tail == (bool(data) and not data.endswith(b"\n"))
