@@ -4,7 +4,7 @@ explain list that agrees with the text."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ def build(
     budget: int = 2000,
     cwd: Path = Path("/srv/code/p"),
     top: Path | None = None,
+    explain: bool = True,
 ) -> Any:
     return build_context(
         memory=mem,
@@ -43,6 +44,7 @@ def build(
         project="p" if state is not None else None,
         now=NOW,
         budget_tokens=budget,
+        explain=explain,
     )
 
 
@@ -247,7 +249,7 @@ def stores(draw: st.DrawFn) -> tuple[Folded, dict[str, Any], tuple[BrainEntry, .
     return memory(*entries), state, brain
 
 
-@settings(max_examples=150)
+@settings(max_examples=300)
 @given(stores(), st.integers(min_value=50, max_value=3000))
 def test_the_document_never_exceeds_its_budget_and_explain_agrees(
     data: tuple[Folded, dict[str, Any], tuple[BrainEntry, ...]], budget: int
@@ -260,6 +262,9 @@ def test_the_document_never_exceeds_its_budget_and_explain_agrees(
         assert (choice.item.text in lines) == choice.included, choice
     # Every line of an item kind in the text has its Choice.
     assert len(doc.included_refs) == sum(1 for c in doc.choices if c.included)
+    # Without explain only the head of the long sections is looked at: the same text.
+    quick = build(mem, state, entries, budget=budget, explain=False)
+    assert quick.text == doc.text and quick.included_refs == doc.included_refs
 
 
 # -- BrainManager and the CLI -----------------------------------------------------------
@@ -314,3 +319,27 @@ def test_decisions_of_the_same_date_show_the_later_recorded_first() -> None:
     state = merge(empty_state("p", NOW), update, now=NOW, new_session=False)
     text = build(memory(), state).text
     assert text.index("Decision: Second") < text.index("Decision: First")
+
+
+def test_without_explain_only_the_head_of_a_long_log_is_looked_at() -> None:
+    learnings = [
+        {
+            "id": f"l{n}",
+            "type": "learning",
+            "text": f"lesson {n}",
+            "created": f"2026-01-{n % 28 + 1:02d}",
+        }
+        for n in range(5000)
+    ]
+    brain = tuple(
+        BrainEntry(
+            "observation", f"seen {n}", datetime(2026, 2, 1, tzinfo=UTC) + timedelta(minutes=n)
+        )
+        for n in range(300)
+    )
+    full = build(memory(*learnings), None, brain, budget=400)
+    quick = build(memory(*learnings), None, brain, budget=400, explain=False)
+    assert quick.text == full.text and quick.included_refs == full.included_refs
+    assert len(full.choices) == 5300
+    assert len(quick.choices) < 1000
+    assert "more omitted)" in quick.text

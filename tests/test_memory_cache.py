@@ -113,3 +113,25 @@ def test_the_cached_fold_always_equals_a_full_fold(tmp_path_factory: Any, ops: l
         assert state.entries == expected.entries
         assert set(state.dead) == set(expected.dead)
         assert health == (log.read(path)[1] if path.exists() else log.Health())
+
+
+def test_project_paths_are_cached_resolved_for_one_location_only(tmp_path: Path) -> None:
+    path, cache_file = tmp_path / "memory.jsonl", tmp_path / "cache" / "memory.fold"
+    scoped = {**learning(1), "scope": "project", "projectPath": "."}
+    context = {"id": "c1", "type": "context", "project": "p", "path": "src", "content": "x"}
+    context["created"] = CREATED
+    log.append(path, [scoped, context])
+    here, moved = tmp_path / "clone", tmp_path / "moved"
+
+    state, _ = cache.read_folded(path, cache_file, here)
+    assert state.entries[scoped["id"]]["projectPath"] == str(here)
+    assert state.entries["c1"]["path"] == str(here / "src")
+    fresh_process()
+    state, _ = cache.read_folded(path, cache_file, here)  # from the cache file
+    assert state.entries["c1"]["path"] == str(here / "src")
+    fresh_process()
+    state, _ = cache.read_folded(path, cache_file, moved)  # the clone was moved
+    assert state.entries[scoped["id"]]["projectPath"] == str(moved)
+    assert state.entries["c1"]["path"] == str(moved / "src")
+    # The file itself keeps the relative paths.
+    assert log.read(path)[0][1]["path"] == "src"

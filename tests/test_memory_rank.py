@@ -18,6 +18,7 @@ from voyager_brain.memory.rank import (
     near_key,
     normalize_text,
     rank_learnings,
+    top_learnings,
     score,
 )
 
@@ -228,6 +229,20 @@ def test_recency_table(age: float, expected: int) -> None:
     assert score(learning(age=days(age)), NOW) == expected
 
 
+@given(
+    st.timedeltas(min_value=timedelta(days=-30), max_value=timedelta(days=120)),
+    st.sampled_from([timedelta(0), timedelta(microseconds=1), timedelta(hours=5, minutes=30)]),
+)
+def test_recency_is_ten_minus_whole_weeks_exactly(age: timedelta, offset: timedelta) -> None:
+    """At and around every week boundary, in any time zone, to the microsecond."""
+    from datetime import timezone
+
+    changed = (NOW - age).astimezone(timezone(offset)) if offset else NOW - age
+    entry = {"type": "learning", "text": "t", "created": changed.isoformat()}
+    weeks = max(age, timedelta(0)) // timedelta(days=7)
+    assert score(entry, NOW) == max(0, 10 - weeks)
+
+
 @pytest.mark.parametrize(
     ("cwd", "boosted"),
     [
@@ -320,6 +335,16 @@ def test_rank_full_tie_later_in_input_first() -> None:
     first = learning("first", id_="first", age=days(2))
     second = learning("second", id_="second", age=days(2))
     assert [e["id"] for e in rank_learnings([first, second], NOW)] == ["second", "first"]
+
+
+@given(st.lists(st.integers(0, 200), max_size=40), st.integers(0, 45))
+def test_rank_with_a_limit_is_the_head_of_the_full_ranking(ages: list[int], limit: int) -> None:
+    entries = [
+        learning(age=days(a), source="manual" if a % 3 else "auto", text=f"t{n}")
+        for n, a in enumerate(ages)
+    ]
+    full = rank_learnings(entries, NOW, PROJECT)
+    assert rank_learnings(entries, NOW, PROJECT, limit=limit) == full[:limit]
 
 
 def test_rank_empty() -> None:
@@ -460,3 +485,74 @@ def test_decay_candidates_are_old_low_scoring_learnings(
     # A subsequence of the input, in order.
     remaining = iter(map(id, entries))
     assert all(any(i == j for j in remaining) for i in map(id, decayed))
+
+
+_times = st.one_of(
+    st.none(),
+    st.just("not a time"),
+    st.datetimes(min_value=datetime(2025, 1, 1), max_value=datetime(2026, 7, 1)).map(
+        lambda d: d.isoformat()
+    ),  # naive: read as UTC
+    st.datetimes(min_value=datetime(2025, 1, 1), max_value=datetime(2026, 7, 1)).map(
+        lambda d: iso(d.replace(tzinfo=UTC))
+    ),
+)
+
+
+@given(
+    st.lists(
+        st.tuples(_times, _times, st.booleans(), st.sampled_from([None, PROJECT, "/elsewhere"])),
+        max_size=25,
+    )
+)
+def test_ranking_a_list_agrees_with_scoring_each_entry_alone(
+    rows: list[tuple[str | None, str | None, bool, str | None]],
+) -> None:
+    """The list-at-a-time scoring (fast when every time is regular, entry by entry when
+    one is not) ranks exactly as the one-entry definition does."""
+    entries = []
+    for n, (created, updated, manual, path) in enumerate(rows):
+        entry: dict[str, Any] = {"id": f"{n:08x}", "type": "learning", "text": f"t{n}"}
+        entry |= {"source": "manual" if manual else "auto", "scope": "project"}
+        if created is not None:
+            entry["created"] = created
+        if updated is not None:
+            entry["updated"] = updated
+        if path is not None:
+            entry["projectPath"] = path
+        entries.append(entry)
+
+    def created_at(entry: dict[str, Any]) -> datetime:
+        try:
+            when = datetime.fromisoformat(entry["created"])
+        except (KeyError, ValueError):
+            return datetime.min.replace(tzinfo=UTC)
+        return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+    expected = sorted(
+        range(len(entries)),
+        key=lambda i: (score(entries[i], NOW, PROJECT), created_at(entries[i]), i),
+        reverse=True,
+    )
+    assert rank_learnings(entries, NOW, PROJECT) == [entries[i] for i in expected]
+    stale = decay_candidates(entries, NOW, cwd=PROJECT)
+    assert stale == [e for e in entries if age_days(e, NOW) > 90 and score(e, NOW, PROJECT) < 3]
+
+
+@given(
+    st.lists(st.timedeltas(min_value=timedelta(days=-3), max_value=timedelta(days=80)), max_size=6)
+)
+def test_no_score_changes_before_the_next_change_and_one_does_at_it(ages: list[timedelta]) -> None:
+    entries = [
+        {"id": f"{n}", "type": "learning", "text": "t", "created": (NOW - a).isoformat()}
+        for n, a in enumerate(ages)
+    ]
+    _, soonest = top_learnings(entries, NOW)
+    scores_now = [score(e, NOW) for e in entries]
+    if soonest is None:
+        assert all(score(e, NOW + timedelta(days=400)) == s for e, s in zip(entries, scores_now))
+        return
+    tick = timedelta(microseconds=1)
+    assert soonest > NOW
+    assert [score(e, soonest - tick) for e in entries] == scores_now
+    assert [score(e, soonest) for e in entries] != scores_now

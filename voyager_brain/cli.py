@@ -526,7 +526,7 @@ def context(ctx: click.Context, budget: int | None, explain: bool, as_json: bool
     .voyager/ it holds the personal log alone.
     """
     bm = BrainManager(_start(ctx))
-    doc = bm.context_document(budget)
+    doc = bm.context_document(budget, explain=explain or as_json)
     if as_json:
         print_json(doc.to_dict())
         return

@@ -16,16 +16,17 @@ not), so ``--explain`` shows exactly what the text holds.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import math
 import os
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
 from .memory import rank, schedule
 from .memory.log import Folded
-from .model import BrainEntry, format_timestamp
+from .model import BrainEntry
 
 #: Shares of what identity and user leave, in percent. The seed's four (behavior 15,
 #: preferences 20, context 25, learnings 40) are rescaled to make room for the project
@@ -94,10 +95,16 @@ class Choice:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ContextDocument:
+    """The document, and what it depends on besides the files it was built from: the
+    moment the clock alone changes it (a new day, a learning a week older, a reminder
+    coming due) and the paths whose existence it shows (stale key files)."""
+
     text: str
     budget_tokens: int
     tokens: int
     choices: tuple[Choice, ...]
+    valid_until: datetime | None = None
+    paths_checked: tuple[tuple[str, bool], ...] = ()
 
     @property
     def included_refs(self) -> list[str]:
@@ -121,18 +128,28 @@ def _one_line(text: str, limit: int = 240) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _keyed(memory: Folded, type_: str) -> list[Item]:
-    entries = sorted(memory.live(type_), key=lambda e: str(e.get("key")))
+Live = Mapping[str, list[dict[str, Any]]]  # live memory entries by type, in fold order
+
+
+def _by_type(memory: Folded) -> dict[str, list[dict[str, Any]]]:
+    live: dict[str, list[dict[str, Any]]] = {}
+    for entry in memory.entries.values():
+        live.setdefault(str(entry.get("type")), []).append(entry)
+    return live
+
+
+def _keyed(live: Live, type_: str) -> list[Item]:
+    entries = sorted(live.get(type_, ()), key=lambda e: str(e.get("key")))
     return [
         Item(type_, e["id"], f"- {e.get('key')}: {_one_line(e.get('value', ''))}") for e in entries
     ]
 
 
-def _behavior(memory: Folded) -> list[Item]:
+def _behavior(live: Live) -> list[Item]:
     labels = {"do": "Do", "dont": "Don't", "value": "Value"}
     items = []
     for category in ("do", "dont", "value"):
-        for e in memory.live("behavior"):
+        for e in live.get("behavior", ()):
             if e.get("category") == category:
                 items.append(
                     Item(
@@ -142,9 +159,9 @@ def _behavior(memory: Folded) -> list[Item]:
     return items
 
 
-def _preferences(memory: Folded) -> list[Item]:
+def _preferences(live: Live) -> list[Item]:
     entries = sorted(
-        memory.live("preference"),
+        live.get("preference", ()),
         key=lambda e: (str(e.get("category", "")), str(e.get("text", ""))),
     )
     return [
@@ -157,7 +174,9 @@ def _preferences(memory: Folded) -> list[Item]:
     ]
 
 
-def _project_parts(state: Mapping[str, Any] | None, top: Path | None) -> dict[str, list[Item]]:
+def _project_parts(
+    state: Mapping[str, Any] | None, top: Path | None, checked: list[tuple[str, bool]]
+) -> dict[str, list[Item]]:
     if not state:
         return {}
     active = state.get("activeState", {})
@@ -231,7 +250,10 @@ def _project_parts(state: Mapping[str, Any] | None, top: Path | None) -> dict[st
         for n, c in enumerate(facts.get("custom", []))
     ]
     for f in state.get("keyFiles", []):
-        stale = top is not None and not (top / f["path"]).exists()
+        stale = False
+        if top is not None:
+            stale = not (top / f["path"]).exists()
+            checked.append((str(top / f["path"]), not stale))
         role = f" — {_one_line(f['role'])}" if f.get("role") else ""
         flag = " (missing from the working tree)" if stale else ""
         parts["files"].append(
@@ -240,11 +262,11 @@ def _project_parts(state: Mapping[str, Any] | None, top: Path | None) -> dict[st
     return parts
 
 
-def _context(memory: Folded, cwd: Path) -> list[Item]:
+def _context(live: Live, cwd: Path) -> list[Item]:
     best: dict[str, Any] | None = None
     best_len = -1
     here = os.path.normpath(cwd)
-    for e in memory.live("context"):
+    for e in live.get("context", ()):
         path = os.path.normpath(str(e.get("path", "")))
         inside = here == path or here.startswith(path.rstrip(os.sep) + os.sep)
         if inside and len(path) > best_len:
@@ -258,7 +280,7 @@ def _context(memory: Folded, cwd: Path) -> list[Item]:
     ]
 
 
-def _session(entries: Sequence[BrainEntry]) -> list[Item]:
+def _session(entries: Sequence[BrainEntry], limit: int | None) -> tuple[list[Item], int]:
     def item(e: BrainEntry, label: str) -> Item:
         return Item(
             "session",
@@ -278,18 +300,21 @@ def _session(entries: Sequence[BrainEntry]) -> list[Item]:
         for e in entries
         if e.type in ("decision", "observation", "reflection") and e.source != "compact"
     ]
-    recent.sort(key=lambda e: (e.key[1], e.type == "decision"), reverse=True)
-    items += [item(e, e.label) for e in recent]
-    return items
+    total = len(items) + len(recent)
+    newest_first = _head(recent, lambda e: (e.key[1], e.type == "decision"), limit)
+    items += [item(e, e.label) for e in newest_first]
+    return items, total
 
 
-def _due(memory: Folded, now: datetime) -> list[Item]:
-    items = [
-        Item("due", r["id"], f"Reminder due: {_one_line(r.get('text', ''))}")
-        for r in memory.live("reminder")
-        if schedule.is_due(r, now)
-    ]
-    for t in memory.live("task"):
+def _due(live: Live, now: datetime, expiries: list[datetime]) -> list[Item]:
+    items = []
+    for r in live.get("reminder", ()):
+        when = schedule.due_at(r)
+        if when is not None and when <= now:
+            items.append(Item("due", r["id"], f"Reminder due: {_one_line(r.get('text', ''))}"))
+        elif when is not None:
+            expiries.append(when)
+    for t in live.get("task", ()):
         if schedule.matches_filter(t, "pending") and (
             t.get("priority") == "urgent" or schedule.is_overdue(t, now)
         ):
@@ -298,9 +323,26 @@ def _due(memory: Folded, now: datetime) -> list[Item]:
     return items
 
 
-def _learnings(memory: Folded, now: datetime, cwd: Path) -> list[Item]:
-    ranked = rank.rank_learnings(memory.live("learning"), now, str(cwd))
-    return [Item("learnings", e["id"], f"- {_one_line(e.get('text', ''))}") for e in ranked]
+def _learnings(
+    live: Live, now: datetime, cwd: Path, limit: int | None, expiries: list[datetime]
+) -> tuple[list[Item], int]:
+    learnings = live.get("learning", [])
+    ranked, next_change = rank.top_learnings(learnings, now, str(cwd), limit)
+    if next_change is not None:
+        expiries.append(next_change)
+    items = [Item("learnings", e["id"], f"- {_one_line(e.get('text', ''))}") for e in ranked]
+    return items, len(learnings)
+
+
+def _all(items: list[Item]) -> tuple[list[Item], int]:
+    return items, len(items)
+
+
+def _head(items: list[Any], key: Any, limit: int | None) -> list[Any]:
+    """`items` sorted by `key`, largest first (stable), or only the first `limit` of that."""
+    if limit is not None and limit < len(items):
+        return heapq.nlargest(limit, items, key=key)
+    return sorted(items, key=key, reverse=True)
 
 
 # -- taking lines within a budget -----------------------------------------------------
@@ -318,18 +360,21 @@ def _take(
     choices: list[Choice],
     *,
     marker: bool = True,
+    total: int | None = None,
 ) -> str | None:
     """The section's block (title and lines, no final newline) using at most `room`
     characters of the document, the separator before it included; None when empty or
-    nothing fits. Records a Choice per item. Without `marker`, omitted lines are only
-    recorded (the caller counts them)."""
-    if not items:
+    nothing fits. Records a Choice per item. `total` counts candidates beyond `items`
+    that were not even looked at (they count as omitted). Without `marker`, omitted lines
+    are only recorded (the caller counts them)."""
+    total = len(items) if total is None else total
+    if not total:
         return None
     lines = [title]
     used = 2 + len(title)  # the blank line before the block, and the title
     taken = 0
     for n, item in enumerate(items):
-        rest = len(items) - n - 1
+        rest = total - n - 1
         reserve = 1 + len(f"(…{rest} more omitted)") if rest and marker else 0
         if used + 1 + len(item.text) + reserve <= room:
             lines.append(item.text)
@@ -347,7 +392,7 @@ def _take(
                 "over the section's share of the budget",
             )
         )
-    omitted = len(items) - taken
+    omitted = total - taken
     if omitted and not marker:
         return None if taken == 0 else "\n".join(lines)
     if omitted:
@@ -369,12 +414,17 @@ def build_context(
     now: datetime,
     budget_tokens: int = 2000,
     chars_per_token: int = 4,
+    explain: bool = True,
 ) -> ContextDocument:
-    """The session-start document, never longer than `budget_tokens`."""
+    """The session-start document, never longer than `budget_tokens`.
+
+    With `explain` (the default) `choices` holds every candidate line; without it, only
+    those that were looked at (the long sections stop where their share ends), which is
+    much faster with a large log. The text is the same either way."""
     cpt = chars_per_token
     budget = budget_tokens * cpt
     header = f"# Memory for {project} (voyager-brain)" if project else "# Memory (voyager-brain)"
-    header += f" — {format_timestamp(now)}"
+    header += f" — {now.astimezone(UTC).date().isoformat()}"
     choices: list[Choice] = []
     blocks: list[str] = []
     # The header, the footer and the final newline are always there.
@@ -383,21 +433,26 @@ def build_context(
         text = header[: max(budget - 1, 0)] + "\n" if budget > 1 else ""
         return ContextDocument(text, budget_tokens, _cost(len(text), cpt), ())
 
+    live = _by_type(memory)
     # Identity and user first, at full cost (within what the budget allows at all).
     for section in ("identity", "user"):
-        block = _take(TITLES[section], _keyed(memory, section), remaining, cpt, choices)
+        block = _take(TITLES[section], _keyed(live, section), remaining, cpt, choices)
         if block is not None:
             blocks.append(block)
             remaining -= len(block) + 2
 
-    parts = _project_parts(state, top)
-    candidates: dict[str, list[Item]] = {
-        "behavior": _behavior(memory),
-        "preferences": _preferences(memory),
-        "context": _context(memory, cwd),
-        "session": _session(entries),
-        "due": _due(memory, now),
-        "learnings": _learnings(memory, now, cwd),
+    checked: list[tuple[str, bool]] = []
+    parts = _project_parts(state, top, checked)
+    expiries = [_next_midnight(now.astimezone(UTC))]  # the date in the header
+    # Long sections give only as many candidates as could fit (a line costs at least
+    # 3 characters) unless every candidate is to be explained.
+    candidates: dict[str, Callable[[int | None], tuple[list[Item], int]]] = {
+        "behavior": lambda _: _all(_behavior(live)),
+        "preferences": lambda _: _all(_preferences(live)),
+        "context": lambda _: _all(_context(live, cwd)),
+        "session": lambda limit: _session(entries, limit),
+        "due": lambda _: _all(_due(live, now, expiries)),
+        "learnings": lambda limit: _learnings(live, now, cwd, limit, expiries),
     }
     pool = remaining
     carry = 0
@@ -406,7 +461,8 @@ def build_context(
         if section == "project":
             block, used = _project_block(parts, share, cpt, choices)
         else:
-            block = _take(TITLES[section], candidates[section], share, cpt, choices)
+            items, total = candidates[section](None if explain else share // 3 + 1)
+            block = _take(TITLES[section], items, share, cpt, choices, total=total)
             used = len(block) + 2 if block is not None else 0
         if block is not None:
             blocks.append(block)
@@ -414,7 +470,23 @@ def build_context(
 
     text = "\n\n".join([header, *blocks, FOOTER]) + "\n"
     assert len(text) <= budget, "the context document must fit its budget"
-    return ContextDocument(text, budget_tokens, _cost(len(text), cpt), tuple(choices))
+    if any(t.get("due") for t in live.get("task", ())):
+        # Overdue counts in local days. Margin of an hour: a fixed-offset midnight can be
+        # an hour late across a daylight-saving change.
+        expiries.append(_next_midnight(now.astimezone()) - timedelta(hours=1))
+    return ContextDocument(
+        text,
+        budget_tokens,
+        _cost(len(text), cpt),
+        tuple(choices),
+        valid_until=min(expiries),
+        paths_checked=tuple(checked),
+    )
+
+
+def _next_midnight(moment: datetime) -> datetime:
+    """The start of the next day on `moment`'s own clock (its tzinfo)."""
+    return datetime.combine(moment.date() + timedelta(days=1), time(), tzinfo=moment.tzinfo)
 
 
 def _project_block(

@@ -268,10 +268,13 @@ class BrainManager:
     def context(self, budget: int | None = None) -> str:
         """The document to inject at session start: the memory logs, brain.json and
         brain.md, within `budget` tokens (default: prompt_budget in config.toml)."""
-        return self.context_document(budget).text
+        return self.context_document(budget, explain=False).text
 
-    def context_document(self, budget: int | None = None) -> ContextDocument:
-        """`context()` with the record of every candidate line (for ``--explain``)."""
+    def context_document(
+        self, budget: int | None = None, *, explain: bool = True
+    ) -> ContextDocument:
+        """`context()` with the record of every candidate line (for ``--explain``; without
+        `explain`, only of the lines that were looked at)."""
         from .context import build_context
         from .memory.store import MemoryStore
 
@@ -290,6 +293,7 @@ class BrainManager:
             now=self.clock(),
             budget_tokens=budget or self.config.prompt_budget,
             chars_per_token=self.config.chars_per_token,
+            explain=explain,
         )
 
     # -- the project state (brain.json) ---------------------------------------------

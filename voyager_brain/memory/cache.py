@@ -43,14 +43,21 @@ def _save(cache_path: Path, record: dict[str, Any]) -> None:
         storage.atomic_write(cache_path, marshal.dumps(record))
 
 
-def read_folded(path: Path, cache_path: Path | None) -> tuple[log.Folded, log.Health]:
+def read_folded(
+    path: Path, cache_path: Path | None, top: Path | None = None
+) -> tuple[log.Folded, log.Health]:
     """The fold of the log at `path` and the health of reading it, using and refreshing
-    the cache at `cache_path` (None: no cache file, only the in-process memo)."""
+    the cache at `cache_path` (None: no cache file, only the in-process memo). With `top`
+    (a project log), relative paths are resolved against it as lines are folded, so the
+    cache holds them resolved, for this clone's location only."""
+    where = str(top) if top is not None else None
     try:
         size = path.stat().st_size
     except FileNotFoundError:
         return log.Folded(), log.Health()
     record = _memory.get(path) or (_load(cache_path) if cache_path else None)
+    if record is not None and record.get("top") != where:
+        record = None  # resolved against another location (a moved clone)
     start, state, total, bad = 0, log.Folded(), 0, 0
     with path.open("rb") as f:
         if record and size >= record["offset"]:
@@ -65,6 +72,8 @@ def read_folded(path: Path, cache_path: Path | None) -> tuple[log.Folded, log.He
     # Only whole lines are folded; a torn last line is read again next time.
     end = data.rfind(b"\n") + 1
     entries, health = log.parse(data[:end])
+    if where is not None:
+        log.resolve_paths(entries, where)
     log.fold(entries, into=state)
     _, rest = log.parse(data[end:]) if end < len(data) else ([], log.Health())
     offset = start + end
@@ -74,6 +83,7 @@ def read_folded(path: Path, cache_path: Path | None) -> tuple[log.Folded, log.He
             tail = f.read(min(_TAIL, offset))
         record = {
             "version": _VERSION,
+            "top": where,
             "offset": offset,
             "tail": tail,
             "entries": dict(state.entries),

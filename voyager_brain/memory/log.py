@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import secrets
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -54,6 +55,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 ENUMS: dict[str, dict[str, tuple[str, ...]]] = {
     "behavior": {"category": ("do", "dont", "value")},
 }
+#: Fields that hold a filesystem path: relative to the repository top in a project log.
+PATH_FIELDS: dict[str, str] = {"context": "path", "learning": "projectPath"}
 #: Keyed types get deterministic ids from their natural key.
 NATURAL_KEYS: dict[str, str] = {"identity": "key", "user": "key", "meta": "key", "context": "path"}
 
@@ -236,6 +239,20 @@ def parse_lines(data: bytes) -> tuple[list[dict[str, Any]], int]:
         else:
             bad += 1
     return entries, bad
+
+
+def resolve_paths(entries: Iterable[dict[str, Any]], top: str) -> None:
+    """Make the relative paths of a project log's entries absolute against the repository
+    `top`, in place (the entries are fresh from `parse`)."""
+    resolved: dict[str, str] = {}  # most entries share a handful of paths ("." above all)
+    for entry in entries:
+        field = PATH_FIELDS.get(entry["type"])
+        value = entry.get(field) if field else None
+        if isinstance(value, str) and not os.path.isabs(value):
+            absolute = resolved.get(value)
+            if absolute is None:
+                absolute = resolved[value] = os.path.normpath(os.path.join(top, value))
+            entry[field] = absolute  # type: ignore[index]
 
 
 def read(path: Path) -> tuple[list[dict[str, Any]], Health]:

@@ -7,10 +7,11 @@ the decay report) do the I/O and decide what to print.
 
 from __future__ import annotations
 
-import math
+import bisect
+import heapq
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -165,37 +166,134 @@ def _inside(cwd: str, project_path: str) -> bool:
     return here.startswith(base.rstrip(os.sep) + os.sep)
 
 
+_WEEK = timedelta(days=_RECENCY_WEEK_DAYS)
+
+
+class Scorer:
+    """`score` for many learnings at one `now` and `cwd`.
+
+    Session start scores every learning of the log, so the work is done a list at a
+    time: times parsed with one `map` over the strings (a per-entry function call costs
+    more than the parse), ages compared with precomputed week boundaries, and each
+    projectPath compared with the cwd once (most learnings share a few paths).
+    """
+
+    def __init__(self, now: datetime, cwd: str | None = None) -> None:
+        self.now = _aware(now)
+        self.cwd = cwd
+        self._inside: dict[str, bool] = {}
+        # A learning changed at or before now - k weeks is at least k weeks old: whole
+        # weeks by comparing times, exact (float days can round).
+        self._weeks_ago = [self.now - k * _WEEK for k in range(_RECENCY_MAX, 0, -1)]
+
+    def times(
+        self, learnings: Sequence[dict[str, Any]]
+    ) -> tuple[list[datetime | None], list[datetime | None]]:
+        """Each learning's ``created`` and last change (``updated``, else ``created``),
+        None where unreadable."""
+        try:
+            created: list[datetime | None] = list(
+                map(datetime.fromisoformat, [e["created"] for e in learnings])
+            )
+            if any(when.tzinfo is None for when in created):  # type: ignore[union-attr]
+                raise ValueError("naive times are read as UTC, one by one")
+        except (KeyError, TypeError, ValueError):
+            created = [_parse_time(e.get("created")) for e in learnings]
+        changed = list(created)
+        for n, entry in enumerate(learnings):
+            if "updated" in entry:
+                changed[n] = _parse_time(entry["updated"]) or created[n]
+        return created, changed
+
+    def in_project(self, project_path: object) -> bool:
+        # normpath("") is ".", which would match any relative cwd: an empty path never does.
+        if not (self.cwd and isinstance(project_path, str) and project_path):
+            return False
+        inside = self._inside.get(project_path)
+        if inside is None:
+            inside = self._inside[project_path] = _inside(self.cwd, project_path)
+        return inside
+
+    def next_change(self, changed: Iterable[datetime | None]) -> datetime | None:
+        """The first moment after `now` at which one of these last-change times reaches
+        another whole week of age below ten (None: every one is ten weeks old or more)."""
+        weeks_ago = self._weeks_ago
+        oldest = weeks_ago[0]
+        # Recency r means 10 - r whole weeks old, so the next whole week is reached at
+        # when + (11 - r) weeks (a time in the future has r = 10: one week after it).
+        return min(
+            (
+                when + (_RECENCY_MAX + 1 - bisect.bisect_left(weeks_ago, when)) * _WEEK
+                for when in changed
+                if when is not None and when > oldest
+            ),
+            default=None,
+        )
+
+    def scores(
+        self, learnings: Sequence[dict[str, Any]], changed: Sequence[datetime | None]
+    ) -> list[int]:
+        """The score of each learning, given its last change from `times`."""
+        weeks_ago, in_project = self._weeks_ago, self.in_project
+        return [
+            (_RECENCY_MAX if when is None else bisect.bisect_left(weeks_ago, when))
+            + (
+                _PROJECT_BOOST
+                if entry.get("scope") == "project" and in_project(entry.get("projectPath"))
+                else 0
+            )
+            + (_MANUAL_BOOST if entry.get("source") == "manual" else 0)
+            for entry, when in zip(learnings, changed, strict=True)
+        ]
+
+
 def score(learning: dict[str, Any], now: datetime, cwd: str | None = None) -> int:
     """Recency 0..10 (10 - floor(age_in_days / 7), clamped); +5 if scope is "project" and
     `cwd` is inside projectPath; +2 if source is "manual". So always within 0..17."""
-    weeks = math.floor(age_days(learning, now) / _RECENCY_WEEK_DAYS)
-    total = min(_RECENCY_MAX, max(0, _RECENCY_MAX - weeks))
-    project_path = learning.get("projectPath")
-    if (
-        learning.get("scope") == "project"
-        and cwd
-        and isinstance(project_path, str)
-        and project_path  # normpath("") is ".", which would match any relative cwd
-        and _inside(cwd, project_path)
-    ):
-        total += _PROJECT_BOOST
-    if learning.get("source") == "manual":
-        total += _MANUAL_BOOST
-    return total
+    scorer = Scorer(now, cwd)
+    return scorer.scores([learning], scorer.times([learning])[1])[0]
 
 
 def rank_learnings(
-    learnings: Iterable[dict[str, Any]], now: datetime, cwd: str | None = None
+    learnings: Iterable[dict[str, Any]],
+    now: datetime,
+    cwd: str | None = None,
+    limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """Highest score first; ties: newest `created` first, then the later in the input first
-    (so the order is fully determined by the input)."""
-    keyed = [
-        ((score(entry, now, cwd), _parse_time(entry.get("created")) or _EPOCH_FLOOR, i), entry)
-        for i, entry in enumerate(learnings)
-    ]
-    # The index in the key makes every key distinct, so the dicts themselves are never compared.
-    keyed.sort(key=lambda pair: pair[0], reverse=True)
-    return [entry for _, entry in keyed]
+    (so the order is fully determined by the input). With `limit`, only the first `limit`
+    of that order (selected without sorting them all)."""
+    return top_learnings(learnings, now, cwd, limit)[0]
+
+
+def top_learnings(
+    learnings: Iterable[dict[str, Any]],
+    now: datetime,
+    cwd: str | None = None,
+    limit: int | None = None,
+) -> tuple[list[dict[str, Any]], datetime | None]:
+    """`rank_learnings`, and the first moment after `now` at which a score drops (a
+    learning's age reaches another whole week), when the order may change; None if no
+    score will change again."""
+    entries = list(learnings)
+    scorer = Scorer(now, cwd)
+    created, changed = scorer.times(entries)
+    # The index makes every key distinct (and decides the last ties).
+    keys = list(
+        zip(
+            scorer.scores(entries, changed),
+            [when or _EPOCH_FLOOR for when in created],
+            range(len(entries)),
+            strict=True,
+        )
+    )
+    if limit is not None and limit < len(keys):
+        # Newest lines first: logs grow at the end, so the heap is filled with the best
+        # early and most later keys are turned away with one comparison.
+        best = heapq.nlargest(limit, reversed(keys))
+    else:
+        best = sorted(keys, reverse=True)
+    return [entries[index] for *_, index in best], scorer.next_change(changed)
 
 
 def decay_candidates(
@@ -212,12 +310,15 @@ def decay_candidates(
     types are ignored. A score of at least `min_score` exempts an entry whatever its age (past
     90 days recency is 0, so only the project/manual boosts can). Input order is kept.
     """
-    limit = timedelta(days=after_days)
+    candidates = [e for e in learnings if e.get("type") == "learning"]
+    scorer = Scorer(now, cwd)
+    _, changed = scorer.times(candidates)
+    # Older than the limit: changed before now - limit (a time nobody can read is age 0).
+    cutoff = scorer.now - timedelta(days=after_days)
     return [
         entry
-        for entry in learnings
-        if entry.get("type") == "learning"
-        # Compare timedeltas, not float days, so "exactly after_days" is exact.
-        and _age(entry, now) > limit
-        and score(entry, now, cwd) < min_score
+        for entry, when, points in zip(
+            candidates, changed, scorer.scores(candidates, changed), strict=True
+        )
+        if when is not None and when < cutoff and points < min_score
     ]

@@ -314,20 +314,26 @@ def is_due(reminder: Mapping[str, Any], now: datetime, tz: tzinfo | None = None)
     A reminder without ``next_due`` is due, unless it has a ``last_run``: then ``next_due``
     is worked out from the cadence (in `tz`) the way `record_run` would have stored it.
     """
-    _check_type(reminder, "reminder")
     moment = _require_aware(now, "now")
+    when = due_at(reminder, tz)
+    return when is not None and when <= moment
+
+
+def due_at(reminder: Mapping[str, Any], tz: tzinfo | None = None) -> datetime | None:
+    """When the reminder is (or was) due, as `is_due` reads it: None when disabled, the
+    earliest time there is when it never ran and has no ``next_due``."""
+    _check_type(reminder, "reminder")
     if not _enabled(reminder):
-        return False
+        return None
     stored = reminder.get("next_due")
     if stored is not None:
-        return _parse_time_field(stored, "next_due") <= moment
+        return _parse_time_field(stored, "next_due")
     last_run = reminder.get("last_run")
     if last_run is None:
-        return True
+        return datetime.min.replace(tzinfo=UTC)
     if "cadence" not in reminder:
         raise EntryError("cadence: required for a reminder")
-    computed = next_due(reminder["cadence"], _parse_time_field(last_run, "last_run"), tz)
-    return computed <= moment
+    return next_due(reminder["cadence"], _parse_time_field(last_run, "last_run"), tz)
 
 
 def record_run(

@@ -29,7 +29,6 @@ from . import log
 PERSONAL, PROJECT = "personal", "project"
 ALWAYS_PERSONAL = ("identity", "user")
 PERSONAL_BY_DEFAULT = ("behavior", "preference")
-_PATH_FIELDS = {"context": "path", "learning": "projectPath"}
 
 
 def personal_log_path() -> Path:
@@ -65,7 +64,6 @@ class MemoryStore:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.redact = redact
         self.lock_timeout = lock_timeout
-        self._resolved: dict[str, str] = {}
 
     def path_of(self, store: str) -> Path:
         if store == PROJECT:
@@ -104,7 +102,7 @@ class MemoryStore:
         origin = dict.fromkeys(personal.entries, PERSONAL)
         if self.project is not None:
             project, health[PROJECT] = read_folded(
-                self.project, self.project.parent / "cache" / "memory.jsonl.fold"
+                self.project, self.project.parent / "cache" / "memory.jsonl.fold", self.top
             )
             # Folding the project's lines over the personal state: its tombstones remove,
             # its entries replace, whichever came last in the project log.
@@ -113,28 +111,13 @@ class MemoryStore:
                 origin.pop(target, None)
             state.dead.update(project.dead)
             for entry_id, entry in project.entries.items():
-                state.entries[entry_id] = self._from_project(entry)
+                state.entries[entry_id] = entry
                 state.dead.pop(entry_id, None)
                 origin[entry_id] = PROJECT
         return Snapshot(state, origin, health)
 
-    def _from_project(self, entry: dict[str, Any]) -> dict[str, Any]:
-        field = _PATH_FIELDS.get(str(entry.get("type")))
-        value = entry.get(field) if field else None
-        if field and isinstance(value, str) and self.top and not os.path.isabs(value):
-            return {**entry, field: self._resolve(value)}
-        return entry
-
-    def _resolve(self, relative: str) -> str:
-        # Most entries share a handful of paths ("." above all): resolve each once.
-        resolved = self._resolved.get(relative)
-        if resolved is None:
-            assert self.top is not None
-            resolved = self._resolved[relative] = os.path.normpath(self.top / relative)
-        return resolved
-
     def _to_project(self, entry: Mapping[str, Any]) -> dict[str, Any]:
-        field = _PATH_FIELDS.get(str(entry.get("type")))
+        field = log.PATH_FIELDS.get(str(entry.get("type")))
         value = entry.get(field) if field else None
         if field and isinstance(value, str) and self.top and os.path.isabs(value):
             try:
