@@ -72,9 +72,9 @@ from markdown_it import MarkdownIt  # noqa: E402
 import voyager_brain  # noqa: E402
 from voyager_brain import BrainEntry, BrainManager  # noqa: E402
 from voyager_brain.brainfile import render_sections  # noqa: E402
-from voyager_brain.config import voyager_home  # noqa: E402
 from voyager_brain.memory import log as memory_log  # noqa: E402
 from voyager_brain.memory.store import MemoryStore  # noqa: E402
+from voyager_brain.paths import voyager_home  # noqa: E402
 from voyager_brain.render import Templates  # noqa: E402
 from voyager_brain.session import ensure_layout  # noqa: E402
 

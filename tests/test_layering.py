@@ -13,9 +13,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 # A module may import only modules of a lower layer (or its own). A subpackage
 # (memory/) is one module here: its files may import each other and lower layers.
 LAYERS = [
-    {"errors"},
+    {"errors", "paths"},
     {"model", "storage", "redact", "repo", "render", "config"},
-    {"brainfile", "summarizer", "state", "providers", "memory"},
+    {"brainfile", "summarizer", "state", "providers", "memory", "context_cache"},
     {"compaction", "context"},
     {"session"},
     {"doctor", "demo", "show", "hooks", "__init__"},

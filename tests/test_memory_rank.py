@@ -18,8 +18,8 @@ from voyager_brain.memory.rank import (
     near_key,
     normalize_text,
     rank_learnings,
-    top_learnings,
     score,
+    top_learnings,
 )
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -550,7 +550,10 @@ def test_no_score_changes_before_the_next_change_and_one_does_at_it(ages: list[t
     _, soonest = top_learnings(entries, NOW)
     scores_now = [score(e, NOW) for e in entries]
     if soonest is None:
-        assert all(score(e, NOW + timedelta(days=400)) == s for e, s in zip(entries, scores_now))
+        assert all(
+            score(e, NOW + timedelta(days=400)) == s
+            for e, s in zip(entries, scores_now, strict=True)
+        )
         return
     tick = timedelta(microseconds=1)
     assert soonest > NOW

@@ -11,26 +11,54 @@ The session brain (seed 002) and the project state (seed 000)::
     bm.compact()                                        # session_compact
     bm.persist()                                        # session_end
 
-Importing this package loads only the standard library; Jinja, markdown-it and YAML are
-imported when something is rendered, summarized or has foreign front matter.
+Importing this package loads nothing else: each name is imported from its module on
+first use, so a hook that needs two small modules does not pay for the others. Jinja,
+markdown-it and YAML are imported when something is rendered, summarized or has foreign
+front matter.
 """
 
-from .config import Config
-from .errors import (
-    BrainError,
-    ConfigError,
-    CorruptFileError,
-    InvalidEntryError,
-    LockTimeoutError,
-    NotInRepositoryError,
-    StateError,
-    TemplateError,
-)
-from .model import ENTRY_TYPES, BrainEntry, BrainState, BrainStatus, CompactionReport
-from .session import BrainManager
-from .state import ProjectState
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .errors import (
+        BrainError,
+        ConfigError,
+        CorruptFileError,
+        InvalidEntryError,
+        LockTimeoutError,
+        NotInRepositoryError,
+        StateError,
+        TemplateError,
+    )
+    from .model import ENTRY_TYPES, BrainEntry, BrainState, BrainStatus, CompactionReport
+    from .session import BrainManager
+    from .state import ProjectState
 
 __version__ = "0.1.0"
+
+#: Where each public name lives.
+_MODULES = {
+    "ENTRY_TYPES": "model",
+    "BrainEntry": "model",
+    "BrainError": "errors",
+    "BrainManager": "session",
+    "BrainState": "model",
+    "BrainStatus": "model",
+    "CompactionReport": "model",
+    "Config": "config",
+    "ConfigError": "errors",
+    "CorruptFileError": "errors",
+    "InvalidEntryError": "errors",
+    "LockTimeoutError": "errors",
+    "NotInRepositoryError": "errors",
+    "ProjectState": "state",
+    "StateError": "errors",
+    "TemplateError": "errors",
+}
 
 __all__ = [
     "ENTRY_TYPES",
@@ -51,3 +79,12 @@ __all__ = [
     "TemplateError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

@@ -1,20 +1,40 @@
 """`python -m voyager_brain` and the `voyager-brain` console script.
 
 Hook calls run on every agent turn, so they are routed here to the hook code before the
-CLI (and click) is imported; everything else goes to the click CLI.
+CLI (and click) is imported, and a session start (or a plain ``context``) first tries
+the context cache, which needs almost nothing imported; everything else goes to the
+click CLI.
 """
 
 from __future__ import annotations
 
+import io
 import sys
 
 
 def main() -> None:
     argv = sys.argv[1:]
     if len(argv) == 3 and argv[:2] == ["hook", "claude"] and not argv[2].startswith("-"):
-        from .hooks.claude import run
+        from .hooks import claude
 
-        raise SystemExit(run(argv[2]))
+        stdin = sys.stdin
+        if argv[2] == "session-start":
+            text = sys.stdin.read()
+            hit = claude.cached_session_start(text)
+            if hit is not None:
+                sys.stdout.write(hit)
+                raise SystemExit(0)
+            stdin = io.StringIO(text)
+        raise SystemExit(claude.run(argv[2], stdin=stdin))
+    if argv == ["context"]:
+        from pathlib import Path
+
+        from .context_cache import lookup
+
+        text = lookup(Path.cwd(), None)
+        if text is not None:
+            sys.stdout.write(text)
+            raise SystemExit(0)
     from .cli import main as cli_main
 
     cli_main()

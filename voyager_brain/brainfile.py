@@ -208,7 +208,10 @@ def decode_block(lines: list[str]) -> tuple[str, str | None]:
         if m:
             source = m[1].strip() or None
             lines = lines[1:]
-    return "\n".join(_unescape(line) for line in lines), source
+    text = "\n".join(lines)
+    if "\\" in text:  # only then can a line be escaped
+        text = "\n".join(_unescape(line) for line in lines)
+    return text, source
 
 
 # -- reading --------------------------------------------------------------------------
@@ -277,15 +280,28 @@ def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
+# The only lines that can start a section or open or close a fence (see _fence_step).
+_CANDIDATE = re.compile(r"^(?:##| {0,3}(?:```|~~~))", re.MULTILINE)
+
+
 def _scan(
-    lines: list[str], start: int, offset: int
+    body: str, start: int, offset: int
 ) -> tuple[list[tuple[int, str, datetime]], list[str], tuple[str, str, int] | None]:
-    """Find the section headings: (line index, type, time), warnings, the open fence."""
+    """Find the section headings of `body` from line `start` on: (line index, type,
+    time), warnings, the fence still open at the end. Only the candidate lines, found by
+    one regex search, are looked at one by one: a megabyte of brain.md has a few
+    thousand of them among tens of thousands of lines."""
     warnings: list[str] = []
     headings: list[tuple[int, str, datetime]] = []
     fence: tuple[str, str, int] | None = None
-    for i in range(start, len(lines)):
-        line = lines[i]
+    i, counted = 0, 0  # the line index of position `counted`
+    for match in _CANDIDATE.finditer(body):
+        i += body.count("\n", counted, match.start())
+        counted = match.start()
+        if i < start:
+            continue
+        end = body.find("\n", counted)
+        line = body[counted:] if end < 0 else body[counted:end]
         if fence is None and line.startswith("##"):
             m = _HEADING.match(line)
             if m:
@@ -306,7 +322,7 @@ def _scan(
 def heading_lines(text: str) -> list[int]:
     """1-based line numbers of the section headings in brain.md's `text`."""
     _, body, offset = _split_front_matter(text, Path("brain.md"))
-    headings, _, _ = _scan(body.split("\n"), 0, offset)
+    headings, _, _ = _scan(body, 0, offset)
     return [heading[0] + offset + 1 for heading in headings]
 
 
@@ -347,7 +363,7 @@ def parse(data: bytes | str, path: Path) -> BrainDocument:
             project = m[1].strip()
             start = 1
 
-    headings, warnings, fence = _scan(lines, start, offset)
+    headings, warnings, fence = _scan(body, start, offset)
     bounds = [heading[0] for heading in headings] + [len(lines)]
     preamble = decode_block(lines[start : bounds[0]])[0].strip("\n")
 

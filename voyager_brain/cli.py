@@ -525,8 +525,12 @@ def context(ctx: click.Context, budget: int | None, explain: bool, as_json: bool
     brain, what is due, and learnings ranked by score. Outside a repository with
     .voyager/ it holds the personal log alone.
     """
+    from . import context_cache
+
     bm = BrainManager(_start(ctx))
+    before = context_cache.fingerprint(bm.root, budget)
     doc = bm.context_document(budget, explain=explain or as_json)
+    context_cache.store(bm.root, budget, before, doc.text, doc.valid_until, doc.paths_checked)
     if as_json:
         print_json(doc.to_dict())
         return

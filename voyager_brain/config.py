@@ -9,13 +9,13 @@ written for a newer voyager-brain still loads.
 from __future__ import annotations
 
 import dataclasses
-import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .paths import voyager_home
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -107,12 +107,6 @@ ALIASES = {
     "promptBudget": "prompt_budget",
 }
 SUMMARIZERS = ("extractive", "model")
-
-
-def voyager_home() -> Path:
-    """The personal folder: ``$VOYAGER_HOME``, else ``~/.voyager``."""
-    env = os.environ.get("VOYAGER_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".voyager"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

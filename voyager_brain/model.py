@@ -58,7 +58,7 @@ def estimate_tokens(text: str, chars_per_token: int = 4) -> int:
 
 
 def _normalize_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -74,8 +74,11 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically and durably. The caller holds the lock."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` atomically and durably. The caller holds the lock.
+
+    `durable=False` skips the fsyncs, for caches: still atomic (a reader sees the old
+    file or the new one), but a crash may lose the new one, which costs a rebuild."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = os.stat(path).st_mode & 0o7777
@@ -86,7 +89,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     try:
         try:
             _write_all(fd, data)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -94,7 +98,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def create(path: Path, data: bytes) -> bool:

@@ -27,7 +27,6 @@ from typing import Any, TextIO
 
 from .. import repo, storage
 from ..errors import BrainError
-from ..model import BrainEntry
 
 EVENTS = {
     "session-start": "SessionStart",
@@ -153,17 +152,42 @@ def _daily_decay(bm: Any) -> None:
 
 
 def session_start(payload: Mapping[str, Any], out: TextIO) -> None:
+    from .. import context_cache
+
     bm = _manager(payload)
     bm.load()
     _daily_decay(bm)
-    context = bm.context()
-    out.write(
-        json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}},
-            ensure_ascii=False,
-        )
-    )
-    out.write("\n")
+    before = context_cache.fingerprint(bm.root, None)
+    doc = bm.context_document(explain=False)
+    context_cache.store(bm.root, None, before, doc.text, doc.valid_until, doc.paths_checked)
+    out.write(session_start_output(doc.text))
+
+
+def cached_session_start(stdin: str) -> str | None:
+    """The SessionStart hook's output straight from the context cache when nothing has
+    changed since it was built (and today's decay has run), else None: then `run` does
+    the work. Needs only the standard library and two small modules."""
+    from datetime import UTC, datetime
+
+    from .. import context_cache
+    from ..paths import decay_stamp_path
+
+    try:
+        payload = json.loads(stdin) if stdin.strip() else {}
+        now = datetime.now(UTC)
+        if decay_stamp_path().read_text().strip() != now.date().isoformat():
+            return None
+        cwd = Path(str(payload.get("cwd") or os.getcwd()))
+        text = context_cache.lookup(cwd, None, now)
+    except Exception:  # anything odd: the full hook runs and reports it
+        return None
+    return session_start_output(text) if text is not None else None
+
+
+def session_start_output(context: str) -> str:
+    """What the SessionStart hook prints: the context as additionalContext."""
+    output = {"hookEventName": "SessionStart", "additionalContext": context}
+    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False) + "\n"
 
 
 def stop(payload: Mapping[str, Any], out: TextIO) -> None:
@@ -182,6 +206,8 @@ def stop(payload: Mapping[str, Any], out: TextIO) -> None:
     reply = last_assistant_text(payload)
     if reply:
         lines.append(f"Last reply: {_one_line(reply)}")
+    from ..model import BrainEntry
+
     bm.load()
     bm.update(BrainEntry("loop_status", "\n".join(lines), source=SOURCE))
     bm.persist()

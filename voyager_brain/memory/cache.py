@@ -40,7 +40,7 @@ def _load(cache_path: Path) -> dict[str, Any] | None:
 def _save(cache_path: Path, record: dict[str, Any]) -> None:
     # A read-only or full disk only costs the next read a full fold.
     with contextlib.suppress(OSError):
-        storage.atomic_write(cache_path, marshal.dumps(record))
+        storage.atomic_write(cache_path, marshal.dumps(record), durable=False)
 
 
 def read_folded(

@@ -22,18 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import repo, storage
-from ..config import voyager_home
 from ..errors import EntryError
+from ..paths import decay_stamp_path, personal_log_path
 from . import log
 
 PERSONAL, PROJECT = "personal", "project"
 ALWAYS_PERSONAL = ("identity", "user")
 PERSONAL_BY_DEFAULT = ("behavior", "preference")
-
-
-def personal_log_path() -> Path:
-    override = os.environ.get("VOYAGER_MEMORY_PATH")
-    return Path(override).expanduser() if override else voyager_home() / "memory.jsonl"
 
 
 @dataclasses.dataclass(slots=True)
@@ -131,7 +126,7 @@ class MemoryStore:
 
     def decay_stamp(self) -> Path:
         """Where the day of the last automatic decay is kept (local, never in git)."""
-        return self.personal.parent / "cache" / "last-decay"
+        return decay_stamp_path()
 
     def decay_due(self) -> bool:
         """True at most once a UTC day: automatic decay runs at the first session start

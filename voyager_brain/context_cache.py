@@ -1,0 +1,137 @@
+"""The last session-start document, reused while nothing it was built from has changed.
+
+Building the context reads every store (a large memory log, a megabyte of brain.md);
+most session starts follow one where nothing changed. The document is kept in
+``cache/context.json`` (never in git) with the fingerprint of everything it depends on:
+the size, modification time and inode of each input file (brain.md, brain.json, both
+memory logs, both config.toml files, template overrides), the working directory, the
+budget asked for, the environment variables that move files, and the package itself;
+plus the moment the clock alone would change it and the key-file paths whose existence
+it shows. A fingerprint taken before the build must still hold after it, and a file
+modified within the last two seconds is not trusted to show its next change in its
+modification time, so a racing write is never cached as current.
+
+Standard library only, and small: the entry point checks this cache before importing
+the rest of the package (or click), so a hit costs little more than starting Python.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .paths import personal_log_path, voyager_home
+
+_VERSION = 1
+_ENV = ("VOYAGER_HOME", "VOYAGER_MEMORY_PATH", "TZ")
+_PROJECT_FILES = ("brain.md", "brain.json", "memory.jsonl", "config.toml")
+_PACKAGE = Path(__file__).parent
+_RACY_NS = 2_000_000_000
+
+
+def _stat(path: Path) -> list[Any]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [str(path), None]
+    return [str(path), st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _tree(folder: Path) -> list[list[Any]]:
+    """Every file under `folder` (template overrides), or nothing when it is absent."""
+    if not folder.is_dir():
+        return []
+    return [_stat(p) for p in sorted(folder.rglob("*")) if p.is_file()]
+
+
+def locate(cwd: Path) -> tuple[Path, Path | None]:
+    """The working directory as BrainManager sees it, and its project's ``.voyager/``
+    (None when there is none)."""
+    from .repo import find_top
+
+    root = cwd.expanduser().absolute()
+    top = find_top(root) or root
+    voyager = top / ".voyager"
+    return root, voyager if voyager.is_dir() else None
+
+
+def fingerprint(cwd: Path, budget: int | None) -> dict[str, Any]:
+    """What the document built for `cwd` and `budget` depends on, besides the clock."""
+    root, voyager = locate(cwd)
+    home = voyager_home()
+    files = [_stat(personal_log_path()), _stat(home / "config.toml")]
+    templates: list[list[Any]] = []
+    if voyager is not None:
+        files += [_stat(voyager / name) for name in _PROJECT_FILES]
+        templates = _tree(voyager / "templates")
+    return {
+        "version": _VERSION,
+        "cwd": str(root),
+        "budget": budget,
+        "env": [os.environ.get(name) for name in _ENV],
+        "files": files,
+        "templates": templates,
+        "package": [_stat(_PACKAGE / "context.py"), *_tree(_PACKAGE / "templates" / "context")],
+    }
+
+
+def cache_path(cwd: Path) -> Path:
+    _, voyager = locate(cwd)
+    return (voyager if voyager is not None else voyager_home()) / "cache" / "context.json"
+
+
+def lookup(cwd: Path, budget: int | None, now: datetime | None = None) -> str | None:
+    """The cached document for `cwd` and `budget` when it is still what a build would
+    give, else None. Never raises: a cache is only ever an optimisation."""
+    try:
+        record = json.loads(cache_path(cwd).read_bytes())
+        if record.get("fingerprint") != fingerprint(cwd, budget):
+            return None
+        moment = now or datetime.now(UTC)
+        if moment >= datetime.fromisoformat(record["valid_until"]):
+            return None
+        for path, existed in record["paths_checked"]:
+            if os.path.exists(path) != existed:
+                return None
+        text = record["text"]
+        return text if isinstance(text, str) else None
+    except Exception:  # a missing, partial or foreign cache file is a miss
+        return None
+
+
+def store(
+    cwd: Path,
+    budget: int | None,
+    before: dict[str, Any],
+    text: str,
+    valid_until: datetime | None,
+    paths_checked: tuple[tuple[str, bool], ...],
+) -> bool:
+    """Keep the document built from the inputs fingerprinted `before` the build, unless
+    they changed meanwhile or too recently to tell. Returns whether it was kept."""
+    if valid_until is None or fingerprint(cwd, budget) != before:
+        return False
+    newest = max(
+        (f[2] for f in before["files"] + before["templates"] if f[1] is not None), default=0
+    )
+    if time.time_ns() - newest < _RACY_NS:
+        return False
+    record = {
+        "fingerprint": before,
+        "valid_until": valid_until.isoformat(),
+        "paths_checked": [list(p) for p in paths_checked],
+        "text": text,
+    }
+    from .storage import atomic_write
+
+    with contextlib.suppress(OSError):  # a read-only or full disk: no cache, no failure
+        atomic_write(
+            cache_path(cwd), json.dumps(record, ensure_ascii=False).encode(), durable=False
+        )
+        return True
+    return False
