@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from voyager_brain import BrainEntry, BrainManager
-from voyager_brain.context import FOOTER, TITLES, build_context
+from voyager_brain.context import NAMES, build_context
 from voyager_brain.memory.log import Folded, fold
 from voyager_brain.memory.tool import brain_tool
 from voyager_brain.state import empty_state, merge
@@ -76,7 +76,7 @@ def test_sections_come_in_the_documented_order() -> None:
     entries = (BrainEntry("loop_status", "Iteration 3/10", NOW),)
     text = build(mem, state, entries).text
     order = [
-        text.index(TITLES[s])
+        text.index(f"## {NAMES[s]}")
         for s in (
             "identity",
             "user",
@@ -91,7 +91,7 @@ def test_sections_come_in_the_documented_order() -> None:
     ]
     assert order == sorted(order)
     assert text.startswith("# Memory for p (voyager-brain)")
-    assert text.endswith(FOOTER + "\n")
+    assert text.endswith('`voyager-brain brain action=add type=learning text="..."` (memory).\n')
 
 
 def test_identity_and_user_are_sorted_by_key() -> None:
@@ -293,7 +293,7 @@ def test_outside_a_voyager_repository_only_the_personal_log(tmp_path: Path, repo
     brain_tool("add", cwd=str(tmp_path), type="learning", text="Personal learning")
     text = BrainManager(tmp_path).context()
     assert text.startswith("# Memory (voyager-brain)")
-    assert "Personal learning" in text and TITLES["project"] not in text
+    assert "Personal learning" in text and "## Project state" not in text
 
 
 def test_cli_context_explain_and_json(repo: Path) -> None:
@@ -343,3 +343,24 @@ def test_without_explain_only_the_head_of_a_long_log_is_looked_at() -> None:
     assert len(full.choices) == 5300
     assert len(quick.choices) < 1000
     assert "more omitted)" in quick.text
+
+
+def test_a_project_can_override_any_context_line(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    brain_tool("add", cwd=str(repo), type="learning", text="CI must use Node 22")
+    overrides = repo / ".voyager" / "templates" / "context"
+    overrides.mkdir(parents=True)
+    (overrides / "learning.md.j2").write_text("* {{ text | upper }}\n")
+    (overrides / "title.md.j2").write_text("### {{ name }}\n")
+    doc = BrainManager(repo).context_document()
+    lines = doc.text.split("\n")
+    assert "* CI MUST USE NODE 22" in lines and "### Learnings" in lines
+    assert [c.item.text for c in doc.choices if c.included and c.item.section == "learnings"] == [
+        "* CI MUST USE NODE 22"
+    ]
+    assert BrainManager(repo).context() == doc.text  # the quick path renders the same
+
+    (overrides / "learning.md.j2").write_text("{{ text | nosuchfilter }}\n")
+    result = run_cli("context", cwd=repo)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "learning.md.j2" in result.stderr

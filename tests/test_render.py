@@ -65,3 +65,70 @@ def test_persisting_without_overrides_does_not_import_jinja(repo: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+_maybe = st.one_of(st.just(""), _text)
+# The values each context template is given (see voyager_brain/context.py).
+_CONTEXT_VALUES = {
+    "context/header.md.j2": st.fixed_dictionaries(
+        {"project": st.one_of(st.none(), _text), "date": _text}
+    ),
+    "context/footer.md.j2": st.just({}),
+    "context/title.md.j2": st.fixed_dictionaries({"name": _text}),
+    "context/keyed.md.j2": st.fixed_dictionaries({"key": _text, "value": _text}),
+    "context/behavior.md.j2": st.fixed_dictionaries({"label": _text, "text": _text}),
+    "context/preference.md.j2": st.fixed_dictionaries({"category": _text, "text": _text}),
+    "context/context.md.j2": st.fixed_dictionaries({"line": _text}),
+    "context/session.md.j2": st.fixed_dictionaries(
+        {"label": _text, "timestamp": _text, "text": _text}
+    ),
+    "context/learning.md.j2": st.fixed_dictionaries({"text": _text}),
+    "context/due.md.j2": st.fixed_dictionaries(
+        {"kind": st.sampled_from(["reminder", "task"]), "text": _text, "why": _text}
+    ),
+    "context/project.md.j2": st.one_of(
+        st.fixed_dictionaries(
+            {
+                "kind": st.sampled_from(
+                    ["goal", "blocker", "in_progress", "next_step", "stack", "architecture", "fact"]
+                ),
+                "text": _text,
+            }
+        ),
+        st.fixed_dictionaries(
+            {"kind": st.just("decision"), "what": _text, "why": _maybe, "when": _maybe}
+        ),
+        st.fixed_dictionaries(
+            {
+                "kind": st.just("known_issue"),
+                "severity": _text,
+                "issue": _text,
+                "workaround": _maybe,
+            }
+        ),
+        st.fixed_dictionaries({"kind": st.just("environment"), "key": _text, "value": _text}),
+        st.fixed_dictionaries(
+            {"kind": st.just("key_file"), "path": _text, "role": _maybe, "missing": st.booleans()}
+        ),
+    ),
+}
+
+
+def test_every_context_template_has_a_python_rendering() -> None:
+    shipped = {f"context/{p.name}" for p in (builtin_template_dir() / "context").glob("*.j2")}
+    assert (
+        shipped
+        == set(_CONTEXT_VALUES)
+        == {n for n in PYTHON_RENDERINGS if n.startswith("context/")}
+    )
+
+
+@given(
+    st.sampled_from(sorted(_CONTEXT_VALUES)).flatmap(
+        lambda n: st.tuples(st.just(n), _CONTEXT_VALUES[n])
+    )
+)
+def test_context_renderings_equal_jinja(case: tuple[str, dict[str, object]]) -> None:
+    name, values = case
+    templates = Templates()
+    assert templates.render(name, **values) == templates.render_with_jinja(name, **values)

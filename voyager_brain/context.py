@@ -27,6 +27,7 @@ from typing import Any
 from .memory import rank, schedule
 from .memory.log import Folded
 from .model import BrainEntry
+from .render import Templates
 
 #: Shares of what identity and user leave, in percent. The seed's four (behavior 15,
 #: preferences 20, context 25, learnings 40) are rescaled to make room for the project
@@ -48,21 +49,18 @@ PROJECT_SHARES: dict[str, int] = {
     "facts": 10,
     "files": 10,
 }
-TITLES = {
-    "identity": "## Identity",
-    "user": "## User",
-    "behavior": "## Behavior",
-    "preferences": "## Preferences",
-    "project": "## Project state",
-    "context": "## Project context",
-    "session": "## Session brain",
-    "due": "## Due",
-    "learnings": "## Learnings",
+#: Section names, as the title template shows them (``## Learnings``).
+NAMES = {
+    "identity": "Identity",
+    "user": "User",
+    "behavior": "Behavior",
+    "preferences": "Preferences",
+    "project": "Project state",
+    "context": "Project context",
+    "session": "Session brain",
+    "due": "Due",
+    "learnings": "Learnings",
 }
-FOOTER = (
-    "Record what you learn: `voyager-brain save` (project state), "
-    '`voyager-brain brain action=add type=learning text="..."` (memory).'
-)
 SEVERITY_ORDER = ("critical", "high", "medium", "low")
 
 
@@ -138,28 +136,44 @@ def _by_type(memory: Folded) -> dict[str, list[dict[str, Any]]]:
     return live
 
 
-def _keyed(live: Live, type_: str) -> list[Item]:
+class Lines:
+    """Candidate lines rendered by the context templates (``context/NAME.md.j2``, a
+    project may override them): one line each, whatever a template makes of it."""
+
+    def __init__(self, templates: Templates) -> None:
+        self.render = templates.render
+        #: No override of any context template: every line is the built-in one.
+        self.builtin = (
+            templates.override_dir is None or not (templates.override_dir / "context").is_dir()
+        )
+
+    def __call__(self, template: str, /, **values: Any) -> str:
+        text = self.render(f"context/{template}.md.j2", **values).rstrip("\n")
+        return text.replace("\n", " ") if "\n" in text else text
+
+
+def _keyed(live: Live, type_: str, line: Lines) -> list[Item]:
     entries = sorted(live.get(type_, ()), key=lambda e: str(e.get("key")))
     return [
-        Item(type_, e["id"], f"- {e.get('key')}: {_one_line(e.get('value', ''))}") for e in entries
+        Item(type_, e["id"], line("keyed", key=e.get("key"), value=_one_line(e.get("value", ""))))
+        for e in entries
     ]
 
 
-def _behavior(live: Live) -> list[Item]:
+def _behavior(live: Live, line: Lines) -> list[Item]:
     labels = {"do": "Do", "dont": "Don't", "value": "Value"}
     items = []
     for category in ("do", "dont", "value"):
         for e in live.get("behavior", ()):
             if e.get("category") == category:
+                text = _one_line(e.get("text", ""))
                 items.append(
-                    Item(
-                        "behavior", e["id"], f"- {labels[category]}: {_one_line(e.get('text', ''))}"
-                    )
+                    Item("behavior", e["id"], line("behavior", label=labels[category], text=text))
                 )
     return items
 
 
-def _preferences(live: Live) -> list[Item]:
+def _preferences(live: Live, line: Lines) -> list[Item]:
     entries = sorted(
         live.get("preference", ()),
         key=lambda e: (str(e.get("category", "")), str(e.get("text", ""))),
@@ -168,14 +182,21 @@ def _preferences(live: Live) -> list[Item]:
         Item(
             "preferences",
             e["id"],
-            f"- [{e.get('category', 'General')}] {_one_line(e.get('text', ''))}",
+            line(
+                "preference",
+                category=e.get("category", "General"),
+                text=_one_line(e.get("text", "")),
+            ),
         )
         for e in entries
     ]
 
 
 def _project_parts(
-    state: Mapping[str, Any] | None, top: Path | None, checked: list[tuple[str, bool]]
+    state: Mapping[str, Any] | None,
+    top: Path | None,
+    checked: list[tuple[str, bool]],
+    line: Lines,
 ) -> dict[str, list[Item]]:
     if not state:
         return {}
@@ -184,18 +205,28 @@ def _project_parts(
     ref = "brain.json"
     if active.get("currentGoal"):
         parts["active"].append(
-            Item("project", f"{ref}:currentGoal", f"Goal: {_one_line(active['currentGoal'])}")
+            Item(
+                "project",
+                f"{ref}:currentGoal",
+                line("project", kind="goal", text=_one_line(active["currentGoal"])),
+            )
         )
     parts["active"] += [
-        Item("project", f"{ref}:blockers[{n}]", f"Blocker: {_one_line(b)}")
+        Item("project", f"{ref}:blockers[{n}]", line("project", kind="blocker", text=_one_line(b)))
         for n, b in enumerate(active.get("blockers", []))
     ]
     parts["active"] += [
-        Item("project", f"{ref}:inProgress[{n}]", f"In progress: {_one_line(b)}")
+        Item(
+            "project",
+            f"{ref}:inProgress[{n}]",
+            line("project", kind="in_progress", text=_one_line(b)),
+        )
         for n, b in enumerate(active.get("inProgress", []))
     ]
     parts["active"] += [
-        Item("project", f"{ref}:nextSteps[{n}]", f"Next: {_one_line(s)}")
+        Item(
+            "project", f"{ref}:nextSteps[{n}]", line("project", kind="next_step", text=_one_line(s))
+        )
         for n, s in enumerate(state.get("nextSteps", []))
     ]
     # Newest first: by date, and among the same date the one recorded later.
@@ -206,63 +237,57 @@ def _project_parts(
     )
     decisions = [d for _, d in dated]
     for d in decisions:
-        why = f" — {_one_line(d['why'])}" if d.get("why") else ""
-        when = f" ({d['when']})" if d.get("when") else ""
-        parts["decisions"].append(
-            Item(
-                "project",
-                f"{ref}:decisions[{d['what']}]",
-                f"Decision: {_one_line(d['what'])}{why}{when}",
-            )
+        text = line(
+            "project",
+            kind="decision",
+            what=_one_line(d["what"]),
+            why=_one_line(d["why"]) if d.get("why") else "",
+            when=d.get("when") or "",
         )
+        parts["decisions"].append(Item("project", f"{ref}:decisions[{d['what']}]", text))
     rank_of = {s: n for n, s in enumerate(SEVERITY_ORDER)}
     for issue in sorted(
         state.get("knownIssues", []),
         key=lambda i: rank_of.get(i.get("severity") or "", len(rank_of)),
     ):
-        fix = f" — workaround: {_one_line(issue['workaround'])}" if issue.get("workaround") else ""
-        parts["issues"].append(
-            Item(
-                "project",
-                f"{ref}:knownIssues[{issue['issue']}]",
-                f"Known issue [{issue.get('severity') or '?'}]: {_one_line(issue['issue'])}{fix}",
-            )
+        text = line(
+            "project",
+            kind="known_issue",
+            severity=issue.get("severity") or "?",
+            issue=_one_line(issue["issue"]),
+            workaround=_one_line(issue["workaround"]) if issue.get("workaround") else "",
         )
+        parts["issues"].append(Item("project", f"{ref}:knownIssues[{issue['issue']}]", text))
     facts = state.get("facts", {})
     if facts.get("stack"):
-        parts["facts"].append(
-            Item("project", f"{ref}:facts.stack", f"Stack: {', '.join(facts['stack'])}")
-        )
+        text = line("project", kind="stack", text=", ".join(facts["stack"]))
+        parts["facts"].append(Item("project", f"{ref}:facts.stack", text))
     if facts.get("architecture"):
-        parts["facts"].append(
-            Item(
-                "project",
-                f"{ref}:facts.architecture",
-                f"Architecture: {_one_line(facts['architecture'])}",
-            )
-        )
-    parts["facts"] += [
-        Item("project", f"{ref}:facts.environment.{k}", f"Environment: {k} = {_one_line(str(v))}")
-        for k, v in facts.get("environment", {}).items()
-    ]
-    parts["facts"] += [
-        Item("project", f"{ref}:facts.custom[{n}]", f"Fact: {_one_line(c)}")
-        for n, c in enumerate(facts.get("custom", []))
-    ]
+        text = line("project", kind="architecture", text=_one_line(facts["architecture"]))
+        parts["facts"].append(Item("project", f"{ref}:facts.architecture", text))
+    for k, v in facts.get("environment", {}).items():
+        text = line("project", kind="environment", key=k, value=_one_line(str(v)))
+        parts["facts"].append(Item("project", f"{ref}:facts.environment.{k}", text))
+    for n, c in enumerate(facts.get("custom", [])):
+        text = line("project", kind="fact", text=_one_line(c))
+        parts["facts"].append(Item("project", f"{ref}:facts.custom[{n}]", text))
     for f in state.get("keyFiles", []):
         stale = False
         if top is not None:
             stale = not (top / f["path"]).exists()
             checked.append((str(top / f["path"]), not stale))
-        role = f" — {_one_line(f['role'])}" if f.get("role") else ""
-        flag = " (missing from the working tree)" if stale else ""
-        parts["files"].append(
-            Item("project", f"{ref}:keyFiles[{f['path']}]", f"Key file: {f['path']}{role}{flag}")
+        text = line(
+            "project",
+            kind="key_file",
+            path=f["path"],
+            role=_one_line(f["role"]) if f.get("role") else "",
+            missing=stale,
         )
+        parts["files"].append(Item("project", f"{ref}:keyFiles[{f['path']}]", text))
     return parts
 
 
-def _context(live: Live, cwd: Path) -> list[Item]:
+def _context(live: Live, cwd: Path, line: Lines) -> list[Item]:
     best: dict[str, Any] | None = None
     best_len = -1
     here = os.path.normpath(cwd)
@@ -274,19 +299,18 @@ def _context(live: Live, cwd: Path) -> list[Item]:
     if best is None:
         return []
     return [
-        Item("context", best["id"], line)
-        for line in str(best.get("content", "")).splitlines()
-        if line.strip()
+        Item("context", best["id"], line("context", line=text))
+        for text in str(best.get("content", "")).splitlines()
+        if text.strip()
     ]
 
 
-def _session(entries: Sequence[BrainEntry], limit: int | None) -> tuple[list[Item], int]:
+def _session(
+    entries: Sequence[BrainEntry], limit: int | None, line: Lines
+) -> tuple[list[Item], int]:
     def item(e: BrainEntry, label: str) -> Item:
-        return Item(
-            "session",
-            f"brain.md:{e.type}@{e.key[1]}",
-            f"{label} ({e.key[1]}): {_one_line(e.content)}",
-        )
+        text = line("session", label=label, timestamp=e.key[1], text=_one_line(e.content))
+        return Item("session", f"brain.md:{e.type}@{e.key[1]}", text)
 
     items: list[Item] = []
     statuses = [e for e in entries if e.type == "loop_status"]
@@ -306,12 +330,13 @@ def _session(entries: Sequence[BrainEntry], limit: int | None) -> tuple[list[Ite
     return items, total
 
 
-def _due(live: Live, now: datetime, expiries: list[datetime]) -> list[Item]:
+def _due(live: Live, now: datetime, expiries: list[datetime], line: Lines) -> list[Item]:
     items = []
     for r in live.get("reminder", ()):
         when = schedule.due_at(r)
         if when is not None and when <= now:
-            items.append(Item("due", r["id"], f"Reminder due: {_one_line(r.get('text', ''))}"))
+            text = line("due", kind="reminder", text=_one_line(r.get("text", "")), why="")
+            items.append(Item("due", r["id"], text))
         elif when is not None:
             expiries.append(when)
     for t in live.get("task", ()):
@@ -319,18 +344,27 @@ def _due(live: Live, now: datetime, expiries: list[datetime]) -> list[Item]:
             t.get("priority") == "urgent" or schedule.is_overdue(t, now)
         ):
             why = "urgent" if t.get("priority") == "urgent" else f"overdue since {t.get('due')}"
-            items.append(Item("due", t["id"], f"Task ({why}): {_one_line(t['description'])}"))
+            text = line("due", kind="task", text=_one_line(t["description"]), why=why)
+            items.append(Item("due", t["id"], text))
     return items
 
 
 def _learnings(
-    live: Live, now: datetime, cwd: Path, limit: int | None, expiries: list[datetime]
+    live: Live,
+    now: datetime,
+    cwd: Path,
+    limit: int | None,
+    expiries: list[datetime],
+    line: Lines,
 ) -> tuple[list[Item], int]:
     learnings = live.get("learning", [])
     ranked, next_change = rank.top_learnings(learnings, now, str(cwd), limit)
     if next_change is not None:
         expiries.append(next_change)
-    items = [Item("learnings", e["id"], f"- {_one_line(e.get('text', ''))}") for e in ranked]
+    items = [
+        Item("learnings", e["id"], line("learning", text=_one_line(e.get("text", ""))))
+        for e in ranked
+    ]
     return items, len(learnings)
 
 
@@ -415,20 +449,24 @@ def build_context(
     budget_tokens: int = 2000,
     chars_per_token: int = 4,
     explain: bool = True,
+    templates: Templates | None = None,
 ) -> ContextDocument:
     """The session-start document, never longer than `budget_tokens`.
 
     With `explain` (the default) `choices` holds every candidate line; without it, only
     those that were looked at (the long sections stop where their share ends), which is
-    much faster with a large log. The text is the same either way."""
+    much faster with a large log. The text is the same either way. Every line comes from
+    a ``context/*.md.j2`` template of `templates` (default: the built-in ones)."""
     cpt = chars_per_token
     budget = budget_tokens * cpt
-    header = f"# Memory for {project} (voyager-brain)" if project else "# Memory (voyager-brain)"
-    header += f" — {now.astimezone(UTC).date().isoformat()}"
+    line = Lines(templates or Templates())
+    header = line("header", project=project, date=now.astimezone(UTC).date().isoformat())
+    footer = line("footer")
+    titles = {section: line("title", name=name) for section, name in NAMES.items()}
     choices: list[Choice] = []
     blocks: list[str] = []
     # The header, the footer and the final newline are always there.
-    remaining = budget - len(header) - 2 - len(FOOTER) - 1
+    remaining = budget - len(header) - 2 - len(footer) - 1
     if remaining < 0:
         text = header[: max(budget - 1, 0)] + "\n" if budget > 1 else ""
         return ContextDocument(text, budget_tokens, _cost(len(text), cpt), ())
@@ -436,39 +474,40 @@ def build_context(
     live = _by_type(memory)
     # Identity and user first, at full cost (within what the budget allows at all).
     for section in ("identity", "user"):
-        block = _take(TITLES[section], _keyed(live, section), remaining, cpt, choices)
+        block = _take(titles[section], _keyed(live, section, line), remaining, cpt, choices)
         if block is not None:
             blocks.append(block)
             remaining -= len(block) + 2
 
     checked: list[tuple[str, bool]] = []
-    parts = _project_parts(state, top, checked)
+    parts = _project_parts(state, top, checked, line)
     expiries = [_next_midnight(now.astimezone(UTC))]  # the date in the header
-    # Long sections give only as many candidates as could fit (a line costs at least
-    # 3 characters) unless every candidate is to be explained.
+    # Long sections give only as many candidates as could fit (a line costs at least its
+    # newline; a built-in line at least 3 characters) unless every one is to be explained.
+    least = 3 if line.builtin else 1
     candidates: dict[str, Callable[[int | None], tuple[list[Item], int]]] = {
-        "behavior": lambda _: _all(_behavior(live)),
-        "preferences": lambda _: _all(_preferences(live)),
-        "context": lambda _: _all(_context(live, cwd)),
-        "session": lambda limit: _session(entries, limit),
-        "due": lambda _: _all(_due(live, now, expiries)),
-        "learnings": lambda limit: _learnings(live, now, cwd, limit, expiries),
+        "behavior": lambda _: _all(_behavior(live, line)),
+        "preferences": lambda _: _all(_preferences(live, line)),
+        "context": lambda _: _all(_context(live, cwd, line)),
+        "session": lambda limit: _session(entries, limit, line),
+        "due": lambda _: _all(_due(live, now, expiries, line)),
+        "learnings": lambda limit: _learnings(live, now, cwd, limit, expiries, line),
     }
     pool = remaining
     carry = 0
     for section, weight in WEIGHTS.items():
         share = pool * weight // 100 + carry
         if section == "project":
-            block, used = _project_block(parts, share, cpt, choices)
+            block, used = _project_block(parts, titles["project"], share, cpt, choices)
         else:
-            items, total = candidates[section](None if explain else share // 3 + 1)
-            block = _take(TITLES[section], items, share, cpt, choices, total=total)
+            items, total = candidates[section](None if explain else share // least + 1)
+            block = _take(titles[section], items, share, cpt, choices, total=total)
             used = len(block) + 2 if block is not None else 0
         if block is not None:
             blocks.append(block)
         carry = share - used
 
-    text = "\n\n".join([header, *blocks, FOOTER]) + "\n"
+    text = "\n\n".join([header, *blocks, footer]) + "\n"
     assert len(text) <= budget, "the context document must fit its budget"
     if any(t.get("due") for t in live.get("task", ())):
         # Overdue counts in local days. Margin of an hour: a fixed-offset midnight can be
@@ -490,12 +529,11 @@ def _next_midnight(moment: datetime) -> datetime:
 
 
 def _project_block(
-    parts: Mapping[str, list[Item]], share: int, cpt: int, choices: list[Choice]
+    parts: Mapping[str, list[Item]], title: str, share: int, cpt: int, choices: list[Choice]
 ) -> tuple[str | None, int]:
     """The project-state block: each part has its own share; unused share flows on."""
     if not any(parts.values()):
         return None, 0
-    title = TITLES["project"]
     lines = [title]
     used = 2 + len(title)
     # One marker for the whole section, counted at the end; its room is kept aside.

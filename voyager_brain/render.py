@@ -3,10 +3,11 @@
 A project overrides a template by putting a file of the same name under
 ``.voyager/templates/`` (for example ``.voyager/templates/brain/section.md.j2``).
 
-Importing Jinja costs more than everything else a hook does, so the two small brain.md
-templates also have a plain-Python rendering, used only while the shipped template file
-is exactly the text below and no override exists; a test holds both renderings to the
-same output. Edit a template and Jinja renders it.
+Importing Jinja costs more than everything else a hook does, so the small built-in
+templates (brain.md's sections and title, the lines of the session-start context) also
+have a plain-Python rendering, used only while the shipped template file is exactly the
+text below and no override exists; a test holds both renderings to the same output.
+Edit a template and Jinja renders it.
 """
 
 from __future__ import annotations
@@ -53,6 +54,59 @@ def _title(*, project: str, **_: Any) -> str:
     return f"# {project} Brain — Session Context\n"
 
 
+# -- the session-start context (one candidate line each, see context.py) ----------------
+
+
+_FOOTER = (
+    "Record what you learn: `voyager-brain save` (project state), "
+    '`voyager-brain brain action=add type=learning text="..."` (memory).\n'
+)
+
+
+def _header(*, project: str | None, date: str, **_: Any) -> str:
+    return f"# Memory{f' for {project}' if project else ''} (voyager-brain) — {date}\n"
+
+
+def _project_line(*, kind: str, **v: Any) -> str:
+    match kind:
+        case "goal":
+            line = f"Goal: {v['text']}"
+        case "blocker":
+            line = f"Blocker: {v['text']}"
+        case "in_progress":
+            line = f"In progress: {v['text']}"
+        case "next_step":
+            line = f"Next: {v['text']}"
+        case "decision":
+            why = f" — {v['why']}" if v["why"] else ""
+            when = f" ({v['when']})" if v["when"] else ""
+            line = f"Decision: {v['what']}{why}{when}"
+        case "known_issue":
+            fix = f" — workaround: {v['workaround']}" if v["workaround"] else ""
+            line = f"Known issue [{v['severity']}]: {v['issue']}{fix}"
+        case "stack":
+            line = f"Stack: {v['text']}"
+        case "architecture":
+            line = f"Architecture: {v['text']}"
+        case "environment":
+            line = f"Environment: {v['key']} = {v['value']}"
+        case "fact":
+            line = f"Fact: {v['text']}"
+        case "key_file":
+            role = f" — {v['role']}" if v["role"] else ""
+            missing = " (missing from the working tree)" if v["missing"] else ""
+            line = f"Key file: {v['path']}{role}{missing}"
+        case _:
+            return "\n"
+    return line + "\n\n"
+
+
+def _due_line(*, kind: str, text: str, **v: Any) -> str:
+    if kind == "reminder":
+        return f"Reminder due: {text}\n"
+    return f"Task ({v['why']}): {text}\n"
+
+
 #: name -> (the template text the Python rendering stands for, the rendering)
 PYTHON_RENDERINGS: dict[str, tuple[str, Callable[..., str]]] = {
     "brain/section.md.j2": (
@@ -62,6 +116,53 @@ PYTHON_RENDERINGS: dict[str, tuple[str, Callable[..., str]]] = {
         _section,
     ),
     "brain/title.md.j2": ("# {{ project }} Brain — Session Context\n", _title),
+    "context/header.md.j2": (
+        "# Memory{% if project %} for {{ project }}{% endif %} (voyager-brain) — {{ date }}\n",
+        _header,
+    ),
+    "context/footer.md.j2": (_FOOTER, lambda **_: _FOOTER),
+    "context/title.md.j2": ("## {{ name }}\n", lambda *, name, **_: f"## {name}\n"),
+    "context/keyed.md.j2": (
+        "- {{ key }}: {{ value }}\n",
+        lambda *, key, value, **_: f"- {key}: {value}\n",
+    ),
+    "context/behavior.md.j2": (
+        "- {{ label }}: {{ text }}\n",
+        lambda *, label, text, **_: f"- {label}: {text}\n",
+    ),
+    "context/preference.md.j2": (
+        "- [{{ category }}] {{ text }}\n",
+        lambda *, category, text, **_: f"- [{category}] {text}\n",
+    ),
+    "context/context.md.j2": ("{{ line }}\n", lambda *, line, **_: f"{line}\n"),
+    "context/session.md.j2": (
+        "{{ label }} ({{ timestamp }}): {{ text }}\n",
+        lambda *, label, timestamp, text, **_: f"{label} ({timestamp}): {text}\n",
+    ),
+    "context/learning.md.j2": ("- {{ text }}\n", lambda *, text, **_: f"- {text}\n"),
+    "context/due.md.j2": (
+        '{% if kind == "reminder" %}Reminder due: {{ text }}'
+        "{% else %}Task ({{ why }}): {{ text }}{% endif %}\n",
+        _due_line,
+    ),
+    "context/project.md.j2": (
+        '{% if kind == "goal" %}Goal: {{ text }}\n'
+        '{% elif kind == "blocker" %}Blocker: {{ text }}\n'
+        '{% elif kind == "in_progress" %}In progress: {{ text }}\n'
+        '{% elif kind == "next_step" %}Next: {{ text }}\n'
+        '{% elif kind == "decision" %}Decision: {{ what }}{% if why %} — {{ why }}{% endif %}'
+        "{% if when %} ({{ when }}){% endif %}\n"
+        '{% elif kind == "known_issue" %}Known issue [{{ severity }}]: {{ issue }}'
+        "{% if workaround %} — workaround: {{ workaround }}{% endif %}\n"
+        '{% elif kind == "stack" %}Stack: {{ text }}\n'
+        '{% elif kind == "architecture" %}Architecture: {{ text }}\n'
+        '{% elif kind == "environment" %}Environment: {{ key }} = {{ value }}\n'
+        '{% elif kind == "fact" %}Fact: {{ text }}\n'
+        '{% elif kind == "key_file" %}Key file: {{ path }}{% if role %} — {{ role }}{% endif %}'
+        "{% if missing %} (missing from the working tree){% endif %}\n"
+        "{% endif %}\n",
+        _project_line,
+    ),
 }
 
 
@@ -80,18 +181,29 @@ class Templates:
         self.override_dir = (
             override_dir if override_dir is not None and override_dir.is_dir() else None
         )
+        # name -> its Python rendering, or None for Jinja; decided once per name (a
+        # context renders hundreds of lines).
+        self._fast: dict[str, Callable[..., str] | None] = {}
 
-    def render(self, name: str, **context: Any) -> str:
+    def render(self, name: str, /, **context: Any) -> str:
+        if name not in self._fast:
+            self._fast[name] = self._python_rendering(name)
+        fast = self._fast[name]
+        if fast is not None:
+            return fast(**context)
+        return self.render_with_jinja(name, **context)
+
+    def _python_rendering(self, name: str) -> Callable[..., str] | None:
         fast = PYTHON_RENDERINGS.get(name)
         if (
             fast is not None
             and _builtin_text(name) == fast[0]
             and not (self.override_dir is not None and (self.override_dir / name).exists())
         ):
-            return fast[1](**context)
-        return self.render_with_jinja(name, **context)
+            return fast[1]
+        return None
 
-    def render_with_jinja(self, name: str, **context: Any) -> str:
+    def render_with_jinja(self, name: str, /, **context: Any) -> str:
         import jinja2
 
         try:

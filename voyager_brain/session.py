@@ -294,6 +294,7 @@ class BrainManager:
             budget_tokens=budget or self.config.prompt_budget,
             chars_per_token=self.config.chars_per_token,
             explain=explain,
+            templates=self.templates,
         )
 
     # -- the project state (brain.json) ---------------------------------------------
