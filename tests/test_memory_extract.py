@@ -63,11 +63,15 @@ def test_a_claude_code_transcript_is_read_as_messages() -> None:
 def test_extract_stores_with_source_auto_and_dedups(repo: Path) -> None:
     results = extract(CONVERSATION, cwd=str(repo), config=Config(), provider=None)
     assert [r["ok"] for r in results] == [True, True, True]
+    # The next pass reaches past what is stored to the fourth statement; then nothing is left.
     again = extract(CONVERSATION, cwd=str(repo), config=Config(), provider=None)
-    assert [r["message"] for r in again] == ["Duplicate preference: already stored"] * 3
+    assert [r["message"] for r in again] == [
+        "Added learning " + again[0]["entries"][0]["id"] + ": We use pnpm workspaces in this repo."
+    ]
+    assert extract(CONVERSATION, cwd=str(repo), config=Config(), provider=None) == []
     entries = brain_tool("list", cwd=str(repo))["entries"]
-    stored = [e for e in entries if e["type"] == "preference"]
-    assert len(stored) == 3 and {e["source"] for e in stored} == {"auto"}
+    stored = [e for e in entries if e["type"] in ("preference", "learning")]
+    assert len(stored) == 4 and {e["source"] for e in stored} == {"auto"}
 
 
 ANSWERING = "import sys; sys.stdin.read(); print('learning: Deploys go through the release branch')"
@@ -165,3 +169,94 @@ def test_session_end_extracts_in_a_detached_process(repo: Path, tmp_path: Path) 
     while time.monotonic() < deadline and not learnings_and_preferences(repo):
         time.sleep(0.2)
     assert learnings_and_preferences(repo) == ["We use tabs in this repo."]
+
+
+def test_statements_already_stored_do_not_use_up_the_three() -> None:
+    stored = ["Never push straight to main.", "I prefer small pull requests."]
+    items = offline_candidates([("user", CONVERSATION)], stored)
+    assert [i["text"] for i in items] == [
+        "Always run the linter before committing.",
+        "We use pnpm workspaces in this repo.",
+    ]
+
+
+def test_concurrent_passes_store_each_memory_once(repo: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    run_cli("init", cwd=repo)
+    transcript = tmp_path / "t.txt"
+    transcript.write_text(CONVERSATION)
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "voyager_brain", "memory", "extract", str(transcript)],
+            cwd=repo,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(3)
+    ]
+    errors = [run.communicate(timeout=60)[1] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0, 0], errors
+    texts = learnings_and_preferences(repo)
+    assert len(texts) == len(set(texts)) == 4  # all four statements, each once
+
+
+def hook_event(event: str, repo: Path, transcript: Path) -> None:
+    import subprocess
+
+    payload = {
+        "session_id": "s",
+        "transcript_path": str(transcript),
+        "cwd": str(repo),
+        "hook_event_name": event,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "claude", event],
+        input=json.dumps(payload),
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == ""
+
+
+def wait_for(repo: Path, count: int) -> list[str]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(learnings_and_preferences(repo)) < count:
+        time.sleep(0.2)
+    return learnings_and_preferences(repo)
+
+
+def user_says(path: Path, *texts: str) -> None:
+    path.write_text(
+        "".join(
+            json.dumps({"type": "user", "message": {"role": "user", "content": t}}) + "\n"
+            for t in texts
+        )
+    )
+
+
+def test_after_a_turn_extraction_runs_detached_at_most_once_a_minute(
+    repo: Path, tmp_path: Path
+) -> None:
+    run_cli("init", cwd=repo)
+    transcript = tmp_path / "t.jsonl"
+    user_says(transcript, "We use tabs in this repo.")
+    hook_event("stop", repo, transcript)
+    assert wait_for(repo, 1) == ["We use tabs in this repo."]
+    sessions = repo / ".voyager" / "cache" / "sessions.json"
+    first = json.loads(sessions.read_text())["s"]["extracted_at"]
+
+    user_says(transcript, "We use tabs in this repo.", "Always squash merges.")
+    hook_event("stop", repo, transcript)  # a second turn, seconds later: no new pass
+    record = json.loads(sessions.read_text())["s"]
+    assert record["turns"] == 2 and record["extracted_at"] == first
+
+
+def test_before_compaction_extraction_runs_detached(repo: Path, tmp_path: Path) -> None:
+    run_cli("init", cwd=repo)
+    transcript = tmp_path / "t.jsonl"
+    user_says(transcript, "We deploy with Fly in this repo.", "Never force-push.")
+    hook_event("pre-compact", repo, transcript)
+    assert sorted(wait_for(repo, 2)) == ["Never force-push.", "We deploy with Fly in this repo."]

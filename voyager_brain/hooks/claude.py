@@ -4,9 +4,11 @@
 hook event     seed 002 lifecycle  what it does
 =============  ==================  ============================================
 SessionStart   session_start       load(); print the context as additionalContext
-Stop           turn_end            update() with a loop_status entry; persist()
-PreCompact     session_compact     compact()
-SessionEnd     session_end         persist(); count the session in brain.json
+Stop           turn_end            update() with a loop_status entry; persist();
+                                   auto-memory (detached, once a minute at most)
+PreCompact     session_compact     compact(); auto-memory (detached)
+SessionEnd     session_end         persist(); count the session in brain.json;
+                                   auto-memory (detached)
 =============  ==================  ============================================
 
 Each hook is its own process, reading the hook's JSON from stdin (``session_id``,
@@ -92,6 +94,21 @@ def _session_record(
 def _next_turn(record: dict[str, Any]) -> int:
     record["turns"] += 1
     return int(record["turns"])
+
+
+#: Auto-memory after a turn runs at most this often per session (turns come fast; each
+#: pass reads the whole transcript). Compaction and session end always run it.
+EXTRACT_EVERY_SECONDS = 60
+
+
+def _extraction_due(record: dict[str, Any]) -> bool:
+    import time
+
+    now = time.time()
+    if now - float(record.get("extracted_at", 0)) < EXTRACT_EVERY_SECONDS:
+        return False
+    record["extracted_at"] = now
+    return True
 
 
 def _first_count(record: dict[str, Any]) -> bool:
@@ -211,6 +228,8 @@ def stop(payload: Mapping[str, Any], out: TextIO) -> None:
     bm.load()
     bm.update(BrainEntry("loop_status", "\n".join(lines), source=SOURCE))
     bm.persist()
+    if _session_record(bm.voyager_dir, session, _extraction_due):
+        _extract_detached(bm, payload.get("transcript_path"))
 
 
 def pre_compact(payload: Mapping[str, Any], out: TextIO) -> None:
@@ -218,6 +237,8 @@ def pre_compact(payload: Mapping[str, Any], out: TextIO) -> None:
     if bm.voyager_dir.is_dir():
         bm.load()
         bm.compact()
+        # What the agent is about to forget: the transcript before its compaction.
+        _extract_detached(bm, payload.get("transcript_path"))
 
 
 def session_end(payload: Mapping[str, Any], out: TextIO) -> None:

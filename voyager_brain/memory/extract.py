@@ -19,8 +19,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .. import storage
 from ..config import Config
+from ..paths import voyager_home
 from ..providers import Provider, ProviderError
+from .rank import normalize_text
 
 MAX_ITEMS = 3
 MAX_CHARS = 200
@@ -77,9 +80,14 @@ def _clip(text: str) -> str:
     return text if len(text) < MAX_CHARS else text[: MAX_CHARS - 2].rstrip() + "…"
 
 
-def offline_candidates(messages: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
-    """Explicit statements by the user, newest first, at most `MAX_ITEMS`."""
+def offline_candidates(
+    messages: Iterable[tuple[str, str]], stored: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """Explicit statements by the user, newest first, at most `MAX_ITEMS`, leaving out
+    those already `stored` (so a pass after every turn reaches past what earlier passes
+    took)."""
     found: list[dict[str, Any]] = []
+    known = {normalize_text(text) for text in stored}
     seen: set[str] = set()
     for role, text in reversed(list(messages)):
         if role != "user":
@@ -95,6 +103,8 @@ def offline_candidates(messages: Iterable[tuple[str, str]]) -> list[dict[str, An
             else:
                 continue
             seen.add(sentence.lower())
+            if normalize_text(item["text"]) in known:
+                continue
             found.append(item)
             if len(found) == MAX_ITEMS:
                 return found
@@ -158,20 +168,26 @@ def extract(
     if not enabled(config):
         return []
     messages = read_conversation(transcript)
-    candidates: list[dict[str, Any]] = []
-    if provider is not None:
-        store = MemoryStore(cwd)
-        live = store.snapshot().state
+    # One pass at a time on this machine (after a turn, before compaction, at session
+    # end): each pass must see what the previous one stored, or both could store it.
+    with storage.locked(
+        voyager_home() / "cache" / "extract", timeout=max(60.0, config.model_timeout_seconds * 2)
+    ):
+        live = MemoryStore(cwd).snapshot().state
         stored = [str(e.get("text")) for t in ("learning", "preference") for e in live.live(t)]
-        try:
-            candidates = model_candidates(provider, messages, stored)
-        except ProviderError as exc:
-            if warn is not None:
-                warn(f"model failed ({exc}); using the offline extractor")
-            candidates = offline_candidates(messages)
-    else:
-        candidates = offline_candidates(messages)
-    return [brain_tool("add", cwd=cwd, config=config, source="auto", **item) for item in candidates]
+        candidates: list[dict[str, Any]] = []
+        if provider is not None:
+            try:
+                candidates = model_candidates(provider, messages, stored)
+            except ProviderError as exc:
+                if warn is not None:
+                    warn(f"model failed ({exc}); using the offline extractor")
+                candidates = offline_candidates(messages, stored)
+        else:
+            candidates = offline_candidates(messages, stored)
+        return [
+            brain_tool("add", cwd=cwd, config=config, source="auto", **item) for item in candidates
+        ]
 
 
 def read_source(path: str | None, stdin_text: str | None) -> str:
