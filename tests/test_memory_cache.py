@@ -40,6 +40,14 @@ def test_appended_lines_are_folded_onto_the_cached_state(tmp_path: Path) -> None
     state, health = cache.read_folded(path, cache_file)
     assert state.entries == full(path).entries
     assert health == log.read(path)[1]
+    # A small growth is folded again by the next reader rather than saved every time ...
+    assert marshal.loads(cache_file.read_bytes())["offset"] == offset
+    fresh_process()
+    assert cache.read_folded(path, cache_file)[0].entries == full(path).entries
+    # ... a large one is saved.
+    log.append(path, [learning(n, "x" * 300) for n in range(100, 1100)])
+    fresh_process()
+    assert cache.read_folded(path, cache_file)[0].entries == full(path).entries
     assert marshal.loads(cache_file.read_bytes())["offset"] == path.stat().st_size
 
 

@@ -25,6 +25,9 @@ from . import log
 
 _VERSION = (1, sys.version_info[:2])
 _TAIL = 256
+# Rewriting the cache file costs about as much as folding a few thousand lines, so a
+# small growth is folded again by the next reader rather than saved every time.
+_RESAVE_MIN_BYTES = 256 * 1024
 _memory: dict[Path, dict[str, Any]] = {}
 
 
@@ -34,7 +37,10 @@ def _load(cache_path: Path) -> dict[str, Any] | None:
         data = marshal.loads(cache_path.read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    return data if isinstance(data, dict) and data.get("version") == _VERSION else None
+    if not isinstance(data, dict) or data.get("version") != _VERSION:
+        return None
+    data["saved"] = data.get("offset")  # what the file holds is saved, by definition
+    return data
 
 
 def _save(cache_path: Path, record: dict[str, Any]) -> None:
@@ -58,6 +64,7 @@ def read_folded(
     record = _memory.get(path) or (_load(cache_path) if cache_path else None)
     if record is not None and record.get("top") != where:
         record = None  # resolved against another location (a moved clone)
+    previous = record
     start, state, total, bad = 0, log.Folded(), 0, 0
     with path.open("rb") as f:
         if record and size >= record["offset"]:
@@ -91,8 +98,13 @@ def read_folded(
             "total": total + health.total,
             "bad": bad + health.bad_lines,
         }
-        if cache_path is not None:
+        saved = previous.get("saved", 0) if previous else 0
+        if cache_path is not None and (
+            start == 0 or offset - saved >= max(_RESAVE_MIN_BYTES, saved // 8)
+        ):
             _save(cache_path, record)
+            saved = offset
+        record["saved"] = saved
     _memory[path] = record
     result = log.Health(
         total + health.total + rest.total,

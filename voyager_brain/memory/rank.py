@@ -234,12 +234,20 @@ class Scorer:
         self, learnings: Sequence[dict[str, Any]], changed: Sequence[datetime | None]
     ) -> list[int]:
         """The score of each learning, given its last change from `times`."""
-        weeks_ago, in_project = self._weeks_ago, self.in_project
+        weeks_ago = self._weeks_ago
+        # The project boost of each path string, looked up inline (a call per entry costs).
+        paths = {e.get("projectPath") for e in learnings if e.get("scope") == "project"}
+        boost = {
+            path: _PROJECT_BOOST if self.in_project(path) else 0
+            for path in paths
+            if isinstance(path, str)
+        }
         return [
             (_RECENCY_MAX if when is None else bisect.bisect_left(weeks_ago, when))
             + (
-                _PROJECT_BOOST
-                if entry.get("scope") == "project" and in_project(entry.get("projectPath"))
+                boost.get(path, 0)
+                if entry.get("scope") == "project"
+                and isinstance(path := entry.get("projectPath"), str)
                 else 0
             )
             + (_MANUAL_BOOST if entry.get("source") == "manual" else 0)
