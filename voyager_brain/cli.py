@@ -842,6 +842,28 @@ def install_claude(ctx: click.Context, user: bool, uninstall: bool) -> None:
         click.echo(f"{path} already {'has no' if uninstall else 'has the'} voyager-brain hooks")
 
 
+# -- git ----------------------------------------------------------------------------------
+
+
+@cli.command(name="merge-driver", hidden=True)
+@click.argument("base")
+@click.argument("ours")
+@click.argument("theirs")
+@click.argument("path")
+def merge_driver(base: str, ours: str, theirs: str, path: str) -> None:
+    """git's merge driver for the brain files (git runs it; `install git` registers it).
+
+    BASE, OURS and THEIRS are the three versions git hands over (%O %A %B); the merged
+    file is written over OURS. PATH (%P) is the file's path in the repository; its name
+    picks the merge: brain.md, brain.json or memory.jsonl. Never writes conflict markers.
+    Exits 1, leaving OURS untouched and git's conflict for a person, when a version
+    cannot be read.
+    """
+    from .merge import run_driver
+
+    raise SystemExit(run_driver([base, ours, theirs, path]))
+
+
 # -- doctor -------------------------------------------------------------------------------
 
 
