@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 LAYERS = [
     {"errors"},
     {"model", "storage", "redact", "repo", "render", "config"},
-    {"brainfile", "summarizer", "state", "providers", "memory"},
+    {"brainfile", "summarizer", "state", "providers", "memory", "gitsetup"},
     {"compaction", "context", "merge"},
     {"session"},
     {"doctor", "demo", "show", "hooks", "__init__"},

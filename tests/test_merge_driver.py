@@ -34,11 +34,9 @@ def driver_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     assert shutil.which("voyager-brain"), f"no voyager-brain script in {scripts}: pip install -e ."
 
 
-def register(top: Path) -> None:
-    """The driver in .gitattributes and this clone's git config (what `install git` does)."""
-    lines = "".join(f".voyager/{name} merge=voyager-brain\n" for name in BRAIN_FILES)
-    (top / ".gitattributes").write_text(lines)
-    git(top, "config", "merge.voyager-brain.driver", "voyager-brain merge-driver %O %A %B %P")
+def install_git(top: Path) -> None:
+    done = run_cli("install", "git", cwd=top)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
 
 
 def commit(top: Path, message: str) -> None:
@@ -130,7 +128,7 @@ def team(repo: Path) -> Iterator[dict[str, Any]]:
     )
     found["learning"] = base.memory("add", type="learning", text="Tests need a running Redis")
     found["forgotten"] = base.memory("add", type="learning", text="The CI runner is flaky")
-    register(repo)
+    install_git(repo)
     commit(repo, "brain: base")
     yield found
 
@@ -186,6 +184,38 @@ def test_two_branches_merge_without_markers_keeping_every_entry(
     before = {n: (repo / ".voyager" / n).read_bytes() for n in ("brain.md", "brain.json")}
     BrainManager(repo).persist()
     assert {n: (repo / ".voyager" / n).read_bytes() for n in before} == before
+
+
+def test_a_fresh_clone_merges_after_install_git_alone(
+    repo: Path, team: dict[str, Any], tmp_path: Path
+) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    feature = Session(repo, T0 + timedelta(hours=1))
+    f_note = feature.note("observation", "feature: cache warmed at start")
+    feature.save({"facts": {"stack": ["Redis"]}})
+    f_learning = feature.memory("add", type="learning", text="Warm the cache before tests")
+    commit(repo, "brain: feature")
+    git(repo, "checkout", "-q", "main")
+    main = Session(repo, T0 + timedelta(hours=2))
+    m_note = main.note("observation", "main: logging in JSON")
+    main.save({"facts": {"stack": ["structlog"]}})
+    m_learning = main.memory("add", type="learning", text="Logs are JSON lines")
+    commit(repo, "brain: main")
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    assert "merge.voyager-brain" not in git(clone, "config", "--local", "--list")
+    install_git(clone)
+    assert git(clone, "status", "--porcelain") == ""  # .gitattributes came with the clone
+
+    done = merge(clone, "origin/feature")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_no_markers(clone)
+    assert {f_note, m_note, team["kept"]} <= set(entries(clone))
+    assert project_state(clone)["facts"]["stack"] == ["Python", "structlog", "Redis"]
+    live = memories(clone)
+    for added in (f_learning, m_learning):
+        assert added["entries"][0]["id"] in live
 
 
 def test_both_branches_compacted(repo: Path, team: dict[str, Any]) -> None:

@@ -125,6 +125,13 @@ def init(ctx: click.Context) -> None:
         click.echo(
             "next: voyager-brain add observation 'what you noticed', then voyager-brain status"
         )
+    from .gitsetup import status
+
+    if not status(bm.top).registered:
+        click.echo(
+            "hint: run voyager-brain install git, so that git merges the brain files "
+            "instead of conflicting"
+        )
 
 
 # -- status -------------------------------------------------------------------------------
@@ -815,7 +822,7 @@ def hook_claude(event: str) -> None:
 
 @cli.group()
 def install() -> None:
-    """Install voyager-brain into an agent's settings."""
+    """Install voyager-brain into an agent's settings, or into git."""
 
 
 @install.command(name="claude")
@@ -862,6 +869,50 @@ def merge_driver(base: str, ours: str, theirs: str, path: str) -> None:
     from .merge import run_driver
 
     raise SystemExit(run_driver([base, ours, theirs, path]))
+
+
+@install.command(name="git")
+@click.option(
+    "--uninstall", is_flag=True, help="Remove the driver's lines and git config (and only those)."
+)
+@click.pass_context
+def install_git(ctx: click.Context, uninstall: bool) -> None:
+    """Register the merge driver for the brain files with git (merged, idempotent).
+
+    Adds `merge=voyager-brain` lines for .voyager/brain.md, brain.json and memory.jsonl
+    to .gitattributes (commit it: every clone needs it), and sets
+    merge.voyager-brain.name and merge.voyager-brain.driver in this clone's own git
+    config (run this once in every clone). git then runs `voyager-brain merge-driver`
+    from the PATH whenever both sides of a merge changed a brain file.
+    """
+    from . import gitsetup
+
+    start = _start(ctx)
+    top = repo.find_top(start)
+    if top is None:
+        raise NotInRepositoryError(start.absolute())
+    lines, keys = gitsetup.install(top, uninstall=uninstall)
+    attributes = _rel(top / ".gitattributes")
+    verb = "removed" if uninstall else "added"
+    if lines:
+        paths = ", ".join(line.split()[0] for line in lines)
+        click.echo(f"{attributes}: {verb} merge={gitsetup.DRIVER} for {paths}")
+    if keys:
+        where = "" if uninstall else " (this clone only)"
+        click.echo(f"git config: {verb.replace('added', 'set')} {', '.join(keys)}{where}")
+    if not lines and not keys:
+        already = "not registered" if uninstall else "already registered"
+        click.echo(f"the {gitsetup.DRIVER} merge driver is {already}; nothing to do")
+    elif lines and not uninstall:
+        click.echo(
+            f"next: commit {attributes}; in every other clone, run voyager-brain install git"
+        )
+    if not uninstall and not gitsetup.status(top).on_path:
+        click.echo(
+            f"warning: `{gitsetup.EXECUTABLE}` is not on this PATH, and git runs the driver "
+            "from the PATH: activate the environment it is installed in, or use pipx",
+            err=True,
+        )
 
 
 # -- doctor -------------------------------------------------------------------------------
