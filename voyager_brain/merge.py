@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,9 +42,15 @@ _RULES = {rule.path: rule for rule in state.MERGE_RULES}
 
 
 def _same(a: Any, b: Any) -> bool:
-    if a is _MISSING or b is _MISSING:
-        return a is b
-    return state._canon(a) == state._canon(b)
+    """JSON equality, as `state._canon` sees it (true is not 1, 1 is not 1.0, key order
+    does not count), without encoding anything."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b) or a is b
 
 
 def _pick(base: Any, win: Any, lose: Any) -> Any:
@@ -96,7 +102,7 @@ def _merge_items(path: str, base: Any, win: list[Any], lose: list[Any], key: str
     for k in dict.fromkeys([*mine, *other]):
         if k in old and (k not in mine or k not in other):
             continue  # removed on one side
-        if k in mine and k in other:
+        if k in mine and k in other and not _same(mine[k], other[k]):
             out.append(_merge_object(f"{path}[]", old.get(k, _MISSING), mine[k], other[k]))
         else:
             out.append(mine[k] if k in mine else other[k])
@@ -245,44 +251,32 @@ def _merge_meta(
     return out
 
 
-def _versions(entries: Iterable[BrainEntry]) -> dict[tuple[str, str, str], BrainEntry]:
-    return {entry.key: entry for entry in entries}
-
-
-def _same_second_ranks(entries: Sequence[BrainEntry]) -> dict[tuple[str, str, str], int]:
-    """Each entry's place among the entries of the same second in its file."""
-    ranks: dict[tuple[str, str, str], int] = {}
-    count: dict[str, int] = {}
-    for entry in entries:
-        stamp = entry.key[1]
-        ranks.setdefault(entry.key, count.get(stamp, 0))
-        count[stamp] = count.get(stamp, 0) + 1
-    return ranks
-
-
 def merge_entries(
     base: Sequence[BrainEntry], ours: Sequence[BrainEntry], theirs: Sequence[BrainEntry]
 ) -> tuple[BrainEntry, ...]:
     """The entries of both sides, minus those either side removed from the base, ordered
-    by time. Entries of the same second keep the base's order, then their order within
-    their side, then (type, text, source)."""
-    old, mine, other = _versions(base), _versions(ours), _versions(theirs)
-    where = {key: n for n, key in enumerate(old)}
-    ranks_o, ranks_t = _same_second_ranks(ours), _same_second_ranks(theirs)
+    by time; entries of the same second keep the base's order, then their places in
+    their files. An entry is its type, time and text; when the two sides disagree on its
+    source, `_choose` picks one."""
+    where = {e.key: n for n, e in enumerate(base)}
+    mine = {e.key: (n, e) for n, e in enumerate(ours)}
+    other = {e.key: (n, e) for n, e in enumerate(theirs)}
     chosen = []
-    for key in {*mine, *other}:
-        if key in old and (key not in mine or key not in other):
-            continue  # removed on one side: compacted, or deleted by hand
-        if key in mine and key in other:  # the same entry; its source may differ
-            was = old[key].source if key in old else _MISSING
-            source = _choose(was, mine[key].source, other[key].source)
-            entry = mine[key] if mine[key].source == source else other[key]
-        else:
-            entry = mine.get(key) or other[key]
-        rank = min(ranks_o.get(key, len(ours)), ranks_t.get(key, len(theirs)))
-        sort = (key[1], where.get(key, len(old)), rank, key[0], key[2], entry.source or "")
-        chosen.append((sort, entry))
-    chosen.sort(key=lambda item: item[0])
+    for key, (n, entry) in mine.items():
+        if key in other:
+            m, twin = other[key]
+            n = min(n, m)
+            if twin.source != entry.source:
+                was = base[where[key]].source if key in where else _MISSING
+                if _choose(was, entry.source, twin.source) != entry.source:
+                    entry = twin
+        elif key in where:
+            continue  # removed by theirs: compacted, or deleted by hand
+        chosen.append(((key[1], where.get(key, len(base)), n, *key), entry))
+    for key, (n, entry) in other.items():
+        if key not in mine and key not in where:  # (in the base: removed by ours)
+            chosen.append(((key[1], where.get(key, len(base)), n, *key), entry))
+    chosen.sort(key=lambda item: (*item[0], item[1].source or ""))
     return tuple(entry for _, entry in chosen)
 
 
@@ -297,9 +291,10 @@ def merge_brain(
     (key by key) and the text before the first section, the side that changed each; when
     both did, the later time (last_compaction) or else the greater value. Rendered with
     `templates` (the project's overrides, if any)."""
-    old = brainfile.parse(base, Path(f"base:{name}"))
-    mine = brainfile.parse(ours, Path(f"ours:{name}"))
-    other = brainfile.parse(theirs, Path(f"theirs:{name}"))
+    memo: brainfile.SectionMemo = {}  # most sections are the same in every version
+    old = brainfile.parse(base, Path(f"base:{name}"), memo)
+    mine = brainfile.parse(ours, Path(f"ours:{name}"), memo)
+    other = brainfile.parse(theirs, Path(f"theirs:{name}"), memo)
     entries = merge_entries(old.entries, mine.entries, other.entries)
     doc = BrainDocument(
         project=_choose(old.project, mine.project, other.project) or "Project",
@@ -310,7 +305,7 @@ def merge_brain(
     text = brainfile.render(doc, templates or Templates())
 
     def reread() -> None:
-        again = brainfile.parse(text, Path(f"merged:{name}"))
+        again = brainfile.parse(text, Path(f"merged:{name}"), memo)
         if (again.project, dict(again.meta), again.entries, again.preamble) != (
             doc.project,
             dict(doc.meta),
