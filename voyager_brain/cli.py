@@ -125,9 +125,9 @@ def init(ctx: click.Context) -> None:
         click.echo(
             "next: voyager-brain add observation 'what you noticed', then voyager-brain status"
         )
-    from .gitsetup import status
+    from . import gitsetup
 
-    if not status(bm.top).registered:
+    if not gitsetup.status(bm.top).registered:
         click.echo(
             "hint: run voyager-brain install git, so that git merges the brain files "
             "instead of conflicting"
@@ -907,7 +907,7 @@ def install_git(ctx: click.Context, uninstall: bool) -> None:
         click.echo(
             f"next: commit {attributes}; in every other clone, run voyager-brain install git"
         )
-    if not uninstall and not gitsetup.status(top).on_path:
+    if not uninstall and not gitsetup.executable_found():
         click.echo(
             f"warning: `{gitsetup.EXECUTABLE}` is not on this PATH, and git runs the driver "
             "from the PATH: activate the environment it is installed in, or use pipx",
@@ -927,7 +927,8 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
 
     With --repair: a brain.md that cannot be read is moved aside to a timestamped
     .corrupt copy and a fresh one is started; missing .voyager files are created;
-    leftover temporary files are removed; secrets found in brain.md are redacted.
+    leftover temporary files are removed; secrets found in brain.md are redacted; the
+    merge driver that .gitattributes names is registered in this clone's git config.
     Exits 1 when problems remain.
     """
     from .doctor import run_checks

@@ -59,7 +59,12 @@ def status(top: Path) -> DriverStatus:
         if value == DRIVER
     )
     driver = repo._git_text(top, "config", "--get", f"merge.{DRIVER}.driver") or None
-    return DriverStatus(named, driver, shutil.which(EXECUTABLE) is not None)
+    return DriverStatus(named, driver, executable_found())
+
+
+def executable_found() -> bool:
+    """Whether `voyager-brain` is on this process's PATH (git, run from here, needs it)."""
+    return shutil.which(EXECUTABLE) is not None
 
 
 def configure(top: Path, *, uninstall: bool = False) -> list[str]:

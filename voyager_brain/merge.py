@@ -351,11 +351,12 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, name: str = "memory.js
     The base lines both sides kept, in the base's order; then the lines either side added,
     once each, ordered by (``updated`` or ``created``, id, the line), so the later write
     of an entry wins. Two constraints bend that order: lines about the same entry stay in
-    the order a side wrote them, and a tombstone goes after every line about its target
-    that its side had not seen, so a deletion is not undone by the other side's concurrent
-    update. A side rewritten by `memory gc` merges too: the lines it dropped were
-    superseded or deleted, and stay dropped. Bad lines in the base are carried like any
-    other; ours and theirs must parse entirely.
+    the order a side wrote them, and a deletion (a side's last word on an entry is a new
+    tombstone) goes after every line about that entry but those a side wrote after the
+    tombstone, so the other side's concurrent update does not undo it. A side rewritten
+    by `memory gc` merges too: the lines it dropped were superseded or deleted, and stay
+    dropped. Bad lines in the base are carried like any other; ours and theirs must parse
+    entirely.
     """
     base_lines = [raw.strip() for raw in base.split(b"\n") if raw.strip()]
     sides = [
