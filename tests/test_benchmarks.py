@@ -69,11 +69,18 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(hook, "session-start, first run") == 1
     assert count(hook, "later runs") == 1
 
-    for row in load + persist + compaction + startup + memory + hook:
+    merge = _table_rows(text, "Merge driver")
+    assert len(merge) == 6
+    for kind, size in (("brain.md", "200 entries"), ("brain.json", "200 items")):
+        assert count(merge, f"merge-driver` process, {kind} | {size}") == 1
+        assert count(merge, f"in process, {kind} | {size}") == 1
+    assert count(merge, "memory.jsonl | 200 log lines") == 2
+
+    for row in load + persist + compaction + startup + memory + hook + merge:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
         float(cells[3])  # ours (ms) is a number
-    for row in memory + hook:  # every new row is measured beside its floor
+    for row in memory + hook + merge:  # every new row is measured beside its floor
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         float(cells[4])
         assert cells[5].endswith("x"), row

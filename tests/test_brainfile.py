@@ -14,6 +14,7 @@ from voyager_brain import CorruptFileError, TemplateError
 from voyager_brain.brainfile import (
     FENCE_MARKER,
     BrainDocument,
+    SectionMemo,
     heading_lines,
     parse,
     reference_heading_lines,
@@ -323,6 +324,18 @@ def test_parse_of_render_gives_back_the_document(doc: BrainDocument) -> None:
     assert (back.project, dict(back.meta)) == (doc.project, doc.meta)
     assert back.preamble == ((doc.preamble or "").strip("\n") or None)
     assert back.warnings == ()
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(documents, documents)
+def test_a_shared_memo_reads_every_version_as_parse_alone(
+    one: BrainDocument, two: BrainDocument
+) -> None:
+    memo: SectionMemo = {}
+    both = one.replace(entries=one.entries + two.entries)
+    for doc in (one, two, both, one):
+        text = render(doc, Templates())
+        assert parse(text, PATH, memo) == parse(text, PATH)
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])

@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 LAYERS = [
     {"errors", "paths"},
     {"model", "storage", "redact", "repo", "render", "config"},
-    {"brainfile", "summarizer", "state", "providers", "memory", "context_cache"},
-    {"compaction", "context"},
+    {"brainfile", "summarizer", "state", "providers", "memory", "context_cache", "gitsetup"},
+    {"compaction", "context", "merge"},
     {"session"},
     {"doctor", "demo", "show", "hooks", "__init__"},
     {"cli", "__main__"},

@@ -1,9 +1,9 @@
 """`python -m voyager_brain` and the `voyager-brain` console script.
 
-Hook calls run on every agent turn, so they are routed here to the hook code before the
-CLI (and click) is imported, and a session start (or a plain ``context``) first tries
-the context cache, which needs almost nothing imported; everything else goes to the
-click CLI.
+Hook calls run on every agent turn, and git runs the merge driver once per brain file per
+merge, so both are routed here before the CLI (and click) is imported; a session start
+(or a plain ``context``) first tries the context cache, which needs almost nothing
+imported. Everything else (``--help`` included) goes to the click CLI.
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ def main() -> None:
         if text is not None:
             sys.stdout.write(text)
             raise SystemExit(0)
+    if len(argv) == 5 and argv[0] == "merge-driver" and not argv[1].startswith("-"):
+        from .merge import run_driver
+
+        raise SystemExit(run_driver(argv[1:]))
     from .cli import main as cli_main
 
     cli_main()

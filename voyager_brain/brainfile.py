@@ -66,6 +66,7 @@ _SPECIAL = re.compile(
     rf"^[ \t]*(?:#{{1,6}}[ \t]*(?:{_LABELS})\b|<[A-Za-z/!?])",
     re.IGNORECASE,
 )
+_FENCE_STARTS = ("```", "~~~")  # what a line opening a fence starts with, after spaces
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 _SIMPLE_META = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): '((?:[^']|'')*)'$")
@@ -121,7 +122,7 @@ def _open_fence(
 
 def _fence_step(line: str, state: tuple[str, str, int] | None) -> tuple[str, str, int] | None:
     if state is None:
-        if "`" not in line and "~" not in line:
+        if not line.lstrip(" ").startswith(_FENCE_STARTS):  # cheap: most lines are prose
             return None
         m = _FENCE_OPEN.match(line)
         if m and not (m[2][0] == "`" and "`" in m[3]):
@@ -346,8 +347,22 @@ def reference_heading_lines(text: str) -> list[int]:
     return found
 
 
-def parse(data: bytes | str, path: Path) -> BrainDocument:
-    """Read brain.md. Raises `CorruptFileError` (file, line, what is wrong) when it cannot."""
+#: Sections already decoded, by (type, time, the lines after the heading): see `parse`.
+SectionMemo = dict[tuple[str, datetime, str], BrainEntry]
+
+
+def _entry(type_: str, stamp: datetime, section: list[str]) -> BrainEntry:
+    content, source = decode_block(section)
+    return BrainEntry(type_, content, stamp, source)
+
+
+def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> BrainDocument:
+    """Read brain.md. Raises `CorruptFileError` (file, line, what is wrong) when it cannot.
+
+    `memo`, when given, is consulted before a section is decoded and filled after: an
+    entry depends only on its heading and its own lines, so a caller that reads several
+    versions of one file (a merge) decodes each section once.
+    """
     text = decode_text(data, path) if isinstance(data, bytes) else data
     meta, body, offset = _split_front_matter(text, path)
     lines = body.split("\n")
@@ -369,8 +384,14 @@ def parse(data: bytes | str, path: Path) -> BrainDocument:
 
     entries = []
     for n, (i, type_, stamp) in enumerate(headings):
-        content, source = decode_block(lines[i + 1 : bounds[n + 1]])
-        entries.append(BrainEntry(type_, content, stamp, source))
+        section = lines[i + 1 : bounds[n + 1]]
+        if memo is None:
+            entries.append(_entry(type_, stamp, section))
+            continue
+        key = (type_, stamp, "\n".join(section))
+        if key not in memo:
+            memo[key] = _entry(type_, stamp, section)
+        entries.append(memo[key])
 
     return BrainDocument(
         project=project,

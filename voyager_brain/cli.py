@@ -125,6 +125,13 @@ def init(ctx: click.Context) -> None:
         click.echo(
             "next: voyager-brain add observation 'what you noticed', then voyager-brain status"
         )
+    from . import gitsetup
+
+    if not gitsetup.status(bm.top).registered:
+        click.echo(
+            "hint: run voyager-brain install git, so that git merges the brain files "
+            "instead of conflicting"
+        )
 
 
 # -- status -------------------------------------------------------------------------------
@@ -819,7 +826,7 @@ def hook_claude(event: str) -> None:
 
 @cli.group()
 def install() -> None:
-    """Install voyager-brain into an agent's settings."""
+    """Install voyager-brain into an agent's settings, or into git."""
 
 
 @install.command(name="claude")
@@ -846,6 +853,72 @@ def install_claude(ctx: click.Context, user: bool, uninstall: bool) -> None:
         click.echo(f"{path} already {'has no' if uninstall else 'has the'} voyager-brain hooks")
 
 
+# -- git ----------------------------------------------------------------------------------
+
+
+@cli.command(name="merge-driver", hidden=True)
+@click.argument("base")
+@click.argument("ours")
+@click.argument("theirs")
+@click.argument("path")
+def merge_driver(base: str, ours: str, theirs: str, path: str) -> None:
+    """git's merge driver for the brain files (git runs it; `install git` registers it).
+
+    BASE, OURS and THEIRS are the three versions git hands over (%O %A %B); the merged
+    file is written over OURS. PATH (%P) is the file's path in the repository; its name
+    picks the merge: brain.md, brain.json or memory.jsonl. Never writes conflict markers.
+    Exits 1, leaving OURS untouched and git's conflict for a person, when a version
+    cannot be read.
+    """
+    from .merge import run_driver
+
+    raise SystemExit(run_driver([base, ours, theirs, path]))
+
+
+@install.command(name="git")
+@click.option(
+    "--uninstall", is_flag=True, help="Remove the driver's lines and git config (and only those)."
+)
+@click.pass_context
+def install_git(ctx: click.Context, uninstall: bool) -> None:
+    """Register the merge driver for the brain files with git (merged, idempotent).
+
+    Adds `merge=voyager-brain` lines for .voyager/brain.md, brain.json and memory.jsonl
+    to .gitattributes (commit it: every clone needs it), and sets
+    merge.voyager-brain.name and merge.voyager-brain.driver in this clone's own git
+    config (run this once in every clone). git then runs `voyager-brain merge-driver`
+    from the PATH whenever both sides of a merge changed a brain file.
+    """
+    from . import gitsetup
+
+    start = _start(ctx)
+    top = repo.find_top(start)
+    if top is None:
+        raise NotInRepositoryError(start.absolute())
+    lines, keys = gitsetup.install(top, uninstall=uninstall)
+    attributes = _rel(top / ".gitattributes")
+    verb = "removed" if uninstall else "added"
+    if lines:
+        paths = ", ".join(line.split()[0] for line in lines)
+        click.echo(f"{attributes}: {verb} merge={gitsetup.DRIVER} for {paths}")
+    if keys:
+        where = "" if uninstall else " (this clone only)"
+        click.echo(f"git config: {verb.replace('added', 'set')} {', '.join(keys)}{where}")
+    if not lines and not keys:
+        already = "not registered" if uninstall else "already registered"
+        click.echo(f"the {gitsetup.DRIVER} merge driver is {already}; nothing to do")
+    elif lines and not uninstall:
+        click.echo(
+            f"next: commit {attributes}; in every other clone, run voyager-brain install git"
+        )
+    if not uninstall and not gitsetup.executable_found():
+        click.echo(
+            f"warning: `{gitsetup.EXECUTABLE}` is not on this PATH, and git runs the driver "
+            "from the PATH: activate the environment it is installed in, or use pipx",
+            err=True,
+        )
+
+
 # -- doctor -------------------------------------------------------------------------------
 
 
@@ -858,7 +931,8 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
 
     With --repair: a brain.md that cannot be read is moved aside to a timestamped
     .corrupt copy and a fresh one is started; missing .voyager files are created;
-    leftover temporary files are removed; secrets found in brain.md are redacted.
+    leftover temporary files are removed; secrets found in brain.md are redacted; the
+    merge driver that .gitattributes names is registered in this clone's git config.
     Exits 1 when problems remain.
     """
     from .doctor import run_checks

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import brainfile, storage
+from . import brainfile, gitsetup, storage
 from .config import load_config
 from .errors import BrainError, ConfigError, CorruptFileError
 from .model import BrainEntry
@@ -46,6 +46,7 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
         _check_state,
         _check_templates,
         _check_tmp,
+        _check_git,
     ):
         findings.extend(check(top, repair, clock))
     return findings
@@ -216,4 +217,31 @@ def _check_tmp(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
             f"{path.name}: temporary file left by an interrupted write",
             "`doctor --repair` removes it",
             repaired=repair,
+        )
+
+
+def _check_git(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    found = gitsetup.status(top)
+    if not found.named:
+        return  # the driver is not wanted here (`init` suggests `install git`)
+    if found.driver is None:
+        message = (
+            f".gitattributes names the {gitsetup.DRIVER} merge driver but this clone's git "
+            "config lacks it: git falls back to a line merge, with conflict markers"
+        )
+        if repair:
+            gitsetup.configure(top)
+            yield Finding("warning", message, repaired=True)
+        else:
+            yield Finding(
+                "warning", message, "run `voyager-brain install git` or `doctor --repair`"
+            )
+        return
+    yield Finding("ok", f"git merges {', '.join(found.named)} with the {gitsetup.DRIVER} driver")
+    if not found.on_path and found.driver.split()[0] == gitsetup.EXECUTABLE:
+        yield Finding(
+            "warning",
+            f"`{gitsetup.EXECUTABLE}` is not on this PATH: git, run from here, cannot start "
+            "the merge driver and leaves the brain files conflicted",
+            "activate the environment voyager-brain is installed in, or install it with pipx",
         )

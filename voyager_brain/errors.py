@@ -57,3 +57,8 @@ class LockTimeoutError(BrainError):
 
 class TemplateError(BrainError):
     """A template (built-in or from .voyager/templates/) renders something we cannot read back."""
+
+
+class MergeError(BrainError):
+    """The merge driver cannot merge a file: not one of the brain files, or (a bug) its
+    own result does not read back; git then leaves the conflict for a person."""
