@@ -333,6 +333,20 @@ def test_memory_a_deletion_survives_a_clock_that_went_back() -> None:
     assert set(live(data)) == {"b", "z"}
 
 
+def test_memory_a_deletion_survives_a_criss_cross_merge() -> None:
+    """Found by the convergence simulation. One branch deleted `a` while another updated
+    it; a merge put the tombstone after the update. Later that merge result meets a branch
+    whose merge base already held the tombstone (before the update existed): the update is
+    new to that merge, and must not be placed after the tombstone again."""
+    deleted = tomb("t1", "a", "2026-01-02T00:00:00.000Z")
+    update = {**BASE_LOG[0], "text": "new", "updated": "2026-01-03T00:00:00.000Z"}
+    base = (*BASE_LOG, deleted)
+    ours = (*BASE_LOG, deleted, line("c", "2026-01-04T00:00:00.000Z"))
+    theirs = (*BASE_LOG, update, deleted)  # the earlier merge's result
+    data = both_ways(merge_memory, jl(*base), jl(*ours), jl(*theirs))
+    assert set(live(data)) == {"b", "c"}
+
+
 def test_memory_a_resurrection_after_the_tombstone_stays() -> None:
     ours = (*BASE_LOG, tomb("t1", "a", "2026-01-02T00:00:00.000Z"))
     again = line("a", "2026-01-03T00:00:00.000Z", text="again")

@@ -351,7 +351,9 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, name: str = "memory.js
     The base lines both sides kept, in the base's order; then the lines either side added,
     once each, ordered by (``updated`` or ``created``, id, the line), so the later write
     of an entry wins. Two constraints bend that order: lines about the same entry stay in
-    the order a side wrote them, and a deletion (a side's last word on an entry is a new
+    the order each side has them (base lines included: an earlier merge may have put a
+    base tombstone after a concurrent update, which must not come after it again), and a
+    deletion (a side's last word on an entry is a new
     tombstone) goes after every line about that entry but those a side wrote after the
     tombstone, so the other side's concurrent update does not undo it. A side rewritten
     by `memory gc` merges too: the lines it dropped were superseded or deleted, and stay
@@ -372,15 +374,17 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, name: str = "memory.js
         for line, entry in zip(lines, entries, strict=True):
             if line not in in_base:
                 entry_of.setdefault(line, entry)
-    order = {line: (_written(e), str(e["id"]), line) for line, e in entry_of.items()}
-    after: dict[bytes, set[bytes]] = {line: set() for line in entry_of}  # must come later
+    # Base lines first, in the base's order, then new lines by when they were written.
+    order: dict[bytes, tuple[Any, ...]] = {line: (0, n) for n, line in enumerate(head)}
+    order |= {line: (1, _written(e), str(e["id"]), line) for line, e in entry_of.items()}
+    after: dict[bytes, set[bytes]] = {line: set() for line in order}  # must come later
     positions = [{line: n for n, line in enumerate(lines)} for lines, _ in sides]
 
     # A side's own order of the lines about one entry.
     for lines, entries in sides:
         last: dict[str, bytes] = {}
         for line, entry in zip(lines, entries, strict=True):
-            if line in entry_of:
+            if line in order:
                 subject = _subject(entry)
                 if last.get(subject, line) != line:
                     after[last[subject]].add(line)
@@ -402,11 +406,11 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, name: str = "memory.js
                 if not any(p.get(line, -1) > p.get(tomb_line, len(p)) for p in positions):
                     after[line].add(tomb_line)
 
-    data = b"".join(line + b"\n" for line in [*head, *_ordered(order, after)])
+    data = b"".join(line + b"\n" for line in _ordered(order, after))
 
     def reread() -> None:
         entries, health = log.parse(data)
-        if health.bad_lines or len(entries) != len(head) + len(order):
+        if health.bad_lines or len(entries) != len(order):
             raise MergeError(f"merged:{name}: the merged log reads back differently")
 
     _check(reread, name)
@@ -414,7 +418,7 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, name: str = "memory.js
 
 
 def _ordered(
-    order: Mapping[bytes, tuple[str, str, bytes]], after: Mapping[bytes, set[bytes]]
+    order: Mapping[bytes, tuple[Any, ...]], after: Mapping[bytes, set[bytes]]
 ) -> list[bytes]:
     """The lines by their sort key, each after the lines it must follow (Kahn's algorithm
     with a heap). Should the constraints ever form a cycle (two sides that ordered the
@@ -423,14 +427,15 @@ def _ordered(
     for followers in after.values():
         for line in followers:
             waiting[line] += 1
-    ready = [order[line] for line, n in waiting.items() if n == 0]
+    # (key, line): keys are distinct, so lines are never compared.
+    ready = [(order[line], line) for line, n in waiting.items() if n == 0]
     heapq.heapify(ready)
     out: list[bytes] = []
     done: set[bytes] = set()
     while len(out) < len(order):
         if not ready:
-            heapq.heappush(ready, min(order[line] for line in order if line not in done))
-        line = heapq.heappop(ready)[2]
+            heapq.heappush(ready, min((order[line], line) for line in order if line not in done))
+        line = heapq.heappop(ready)[1]
         if line in done:
             continue
         done.add(line)
@@ -438,7 +443,7 @@ def _ordered(
         for follower in after[line]:
             waiting[follower] -= 1
             if waiting[follower] == 0 and follower not in done:
-                heapq.heappush(ready, order[follower])
+                heapq.heappush(ready, (order[follower], follower))
     return out
 
 
