@@ -16,7 +16,7 @@ LAYERS = [
     {"errors"},
     {"model", "storage", "redact", "repo", "render", "config"},
     {"brainfile", "summarizer", "state", "providers", "memory"},
-    {"compaction", "context"},
+    {"compaction", "context", "changes"},
     {"session"},
     {"doctor", "demo", "show", "hooks", "__init__"},
     {"cli", "__main__"},
