@@ -385,18 +385,22 @@ def test_a_real_session_gives_the_issue_s_summary_line(repo: Path) -> None:
 
 
 def test_markdown_escapes_what_the_brain_says() -> None:
-    before = state_bytes()
+    before = state_bytes(decisions=[{"what": "Old way"}])
     after = state_bytes(decisions=[{"what": "Use *bold* | pipes @everyone <b>"}])
     changes = file_changes("brain.json", before, after, "a", "b")
     markdown = render_markdown(changes, "main...feature")
-    assert markdown.startswith("### Brain changes: main\\.\\.\\.feature\n\n**\\+1 decision**\n")
+    assert markdown.startswith(
+        "### Brain changes: main...feature\n\n**\\+1 decision, -1 decision**\n"
+    )
     assert "#### Project state (`.voyager/brain.json`)" in markdown
     assert "- \\+ decisions\\: Use \\*bold\\* \\| pipes \\@everyone \\<b\\>" in markdown
+    assert "- \\- decisions\\: Old way" in markdown  # not a nested list
     assert render_markdown(BrainChanges(), "x").endswith("No changes to the brain files.\n")
     from markdown_it import MarkdownIt
 
     html = MarkdownIt("commonmark").render(markdown)
     assert "<em>" not in html and "<b>" not in html and "Use *bold* | pipes @everyone" in html
+    assert html.count("<li>") == 2 and "<ul>\n<li>" not in html.split("<li>", 1)[1]
 
 
 def test_render_text_of_nothing() -> None:

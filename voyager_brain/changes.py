@@ -468,12 +468,16 @@ def render_text(changes: BrainChanges) -> str:
     return "\n".join(out) + "\n"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~@:])")
+# Inline markup, HTML and entities, GFM tables and strikethrough, and GitHub's mentions,
+# issue links and emoji: what could make a line of brain text render as something else.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!&|~@:#])")
 
 
 def _md(text: str) -> str:
-    """`text` shown literally by a markdown renderer (every ASCII punctuation escaped)."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """`text` shown literally inside a markdown paragraph or list item."""
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    # A leading + or - would start a nested list.
+    return "\\" + text if text[:1] in ("+", "-") else text
 
 
 def render_markdown(changes: BrainChanges, title: str) -> str:

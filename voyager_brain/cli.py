@@ -788,6 +788,68 @@ def gc(ctx: click.Context, store: str) -> None:
         click.echo(f"{name}: {path}: {before:,} -> {after:,} bytes ({before - after:,} saved)")
 
 
+# -- the brain in git: diff, log, blame -------------------------------------------------
+
+
+def _top(ctx: click.Context) -> Path:
+    """The top of the repository we are in; exit 2 outside one."""
+    start = _start(ctx)
+    top = repo.find_top(start)
+    if top is None:
+        raise NotInRepositoryError(start.absolute())
+    return top
+
+
+@cli.command(name="diff")
+@click.argument("rev_range", required=False, metavar="[REV_RANGE]")
+@click.option("--staged", "--cached", is_flag=True, help="Compare the index with HEAD.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="markdown is ready to post as a pull-request comment.",
+)
+@json_option
+@click.option("--exit-code", is_flag=True, help="Exit 1 when something changed, else 0.")
+@click.pass_context
+def diff_command(
+    ctx: click.Context,
+    rev_range: str | None,
+    staged: bool,
+    fmt: str,
+    as_json: bool,
+    exit_code: bool,
+) -> None:
+    """What changed in the brain files between two versions, by meaning.
+
+    brain.json items added, removed and changed (decisions, key files and known issues
+    matched by their merge keys), brain.md entries added, removed, edited and compacted,
+    memories added, updated and tombstoned.
+
+    REV_RANGE is A...B (from the merge base of A and B to B), A..B, or one revision A
+    (against the working tree). Without it: from the merge base with the default branch
+    (origin/HEAD, else main, else master) to HEAD; on the default branch itself, or with
+    no commits to compare, the working tree against HEAD. --json is --format json.
+    """
+    from .audit import compare_versions
+    from .changes import render_markdown, render_text
+
+    if staged and rev_range:
+        raise UserError("give REV_RANGE or --staged, not both")
+    result = compare_versions(_top(ctx), rev_range, staged=staged)
+    if as_json or fmt == "json":
+        print_json(result.to_dict())
+    elif fmt == "markdown":
+        click.echo(render_markdown(result.changes, result.title), nl=False)
+    else:
+        click.echo(f"{result.title}: {result.old.describe()} -> {result.new.describe()}")
+        click.echo(render_text(result.changes), nl=False)
+    if exit_code and result.changes:
+        ctx.exit(1)
+
+
 # -- agent integrations: hook, install ------------------------------------------------
 
 

@@ -57,3 +57,7 @@ class LockTimeoutError(BrainError):
 
 class TemplateError(BrainError):
     """A template (built-in or from .voyager/templates/) renders something we cannot read back."""
+
+
+class GitError(BrainError):
+    """git could not answer: an unknown revision, a history it cannot read."""
