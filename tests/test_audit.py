@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import git, run_cli
@@ -20,7 +22,7 @@ def cli_ok(top: Path, *args: str, input: str | None = None) -> str:
 
 def commit_all(top: Path, message: str) -> str:
     git(top, "add", "-A")
-    git(top, "commit", "-q", "-m", message)
+    git(top, "commit", "-q", "--allow-empty", "-m", message)
     return git(top, "rev-parse", "HEAD").strip()
 
 
@@ -236,3 +238,276 @@ def test_library_calls_leave_no_git_cat_file_running(project: Path) -> None:
     assert compare_versions(project).changes
     assert compare_versions(project, "HEAD").changes
     assert cat_file_children() == before == []
+
+
+# -- log ------------------------------------------------------------------------------
+
+
+def log_json(top: Path, *args: str) -> list[dict[str, Any]]:
+    return json.loads(cli_ok(top, "log", "--json", *args))  # type: ignore[no-any-return]
+
+
+def test_log_lists_the_commits_that_changed_the_brain_with_summaries(project: Path) -> None:
+    cli_ok(project, "add", "observation", "Found the flaky test")
+    cli_ok(project, "add", "decision", "Quarantine flaky tests")
+    first = commit_all(project, "brain: session 1")
+    (project / "app.py").write_text("print('hi')\n")
+    commit_all(project, "code only")  # not a brain commit: not listed
+    save(project, {"decisions": [{**PG, "why": "Joins"}], "facts": {"architecture": "Monolith"}})
+    cli_ok(project, "brain", "action=add", "type=learning", "text=CI needs two retries")
+    second = commit_all(project, "brain: session 2")
+
+    lines = cli_ok(project, "log").splitlines()
+    assert len(lines) == 6
+    assert lines[0].startswith(f"{second[:8]}  ") and lines[0].endswith("  brain: session 2")
+    assert "  Test Agent  " in lines[0]
+    assert lines[1] == "    ~1 fact, ~1 decision, +1 learning"
+    assert lines[2].startswith(f"{first[:8]}  ") and lines[2].endswith("  brain: session 1")
+    assert lines[3] == "    +1 observation, +1 decision"
+    assert lines[4].endswith("  voyager-brain init")
+    assert lines[5] == "    +1 decision, +1 next step, ~1 project"
+
+    records = log_json(project)
+    assert [r["sha"] for r in records[:2]] == [second, first]
+    assert records[0]["summary"] == "~1 fact, ~1 decision, +1 learning"
+    assert records[0]["author"] == "Test Agent" and records[0]["email"] == "agent@example.invalid"
+    assert records[0]["date"][:4] == git(project, "log", "-1", "--format=%aI")[:4]
+    assert records[0]["merge"] is False and records[0]["parents"] != []
+    assert records[0]["files"] == [".voyager/brain.json", ".voyager/memory.jsonl"]
+    assert records[1]["brain.md"]["added"][1]["content"] == "Quarantine flaky tests"
+
+
+def test_log_since_limit_and_grep(project: Path) -> None:
+    # Later than the fixture's own commit, whenever the tests run.
+    for n, day in enumerate(("2090-01-10", "2090-02-10", "2090-03-10")):
+        cli_ok(project, "add", "observation", f"Finding {n}")
+        git(project, "add", "-A")
+        subject = f"brain: {'Release' if n == 1 else 'session'} {n}"
+        subprocess.run(
+            ["git", "commit", "-q", "-m", subject],
+            cwd=project,
+            check=True,
+            env={
+                **os.environ,
+                "GIT_AUTHOR_DATE": f"{day}T12:00:00Z",
+                "GIT_COMMITTER_DATE": f"{day}T12:00:00Z",
+            },
+        )
+    subjects = [r["subject"] for r in log_json(project, "--since", "2090-02-01")]
+    assert subjects == ["brain: session 2", "brain: Release 1"]
+    assert [r["subject"] for r in log_json(project, "--limit", "2")] == subjects
+    assert [r["subject"] for r in log_json(project, "--grep", "release")] == ["brain: Release 1"]
+    assert log_json(project, "--grep", "nothing like it") == []
+    assert len(log_json(project)) == 4
+    assert log_json(project, "--limit", "1")[0]["date"] == "2090-03-10T12:00:00+00:00"
+
+
+def test_log_of_a_file_follows_it_through_a_rename(repo: Path) -> None:
+    notes = repo / "notes"
+    notes.mkdir()
+    (notes / "brain.md").write_text(
+        "# p Brain — Session Context\n\n## Observation — 2026-03-21T14:30:00Z\nKept in notes\n"
+    )
+    commit_all(repo, "notes: a brain of our own")
+    (repo / ".voyager").mkdir()
+    git(repo, "mv", "notes/brain.md", ".voyager/brain.md")
+    git(repo, "commit", "-q", "-m", "move the notes into .voyager")
+    cli_ok(repo, "add", "observation", "After the move")
+    commit_all(repo, "brain: after the move")
+
+    followed = log_json(repo, ".voyager/brain.md")
+    assert [(r["subject"], r["summary"]) for r in followed] == [
+        ("brain: after the move", "+1 observation"),
+        ("move the notes into .voyager", ""),
+        ("notes: a brain of our own", "+1 observation"),
+    ]
+    # From inside the folder, PATH is relative to it.
+    assert log_json(repo / ".voyager", "brain.md") == followed
+    # The folder alone: the move brought the notes' entry into .voyager.
+    folder = log_json(repo)
+    assert [(r["subject"], r["summary"]) for r in folder][1:] == [
+        ("move the notes into .voyager", "+1 observation")
+    ]
+    moved = cli_ok(repo, "log", ".voyager/brain.md").splitlines()
+    assert moved[3] == "    no change to the brain's content"
+
+
+def test_log_shows_a_merge_by_what_it_brought(project: Path) -> None:
+    git(project, "checkout", "-q", "-b", "feature")
+    cli_ok(project, "add", "observation", "On the branch")
+    commit_all(project, "brain: branch work")
+    git(project, "checkout", "-q", "main")
+    save(project, {"knownIssues": [{"issue": "Slow CI", "severity": "low"}]})
+    commit_all(project, "brain: main work")
+    git(project, "merge", "-q", "--no-edit", "feature")
+
+    records = log_json(project)
+    merge = records[0]
+    assert merge["merge"] is True and len(merge["parents"]) == 2
+    assert merge["summary"] == "+1 observation"
+    assert {r["subject"] for r in records[1:3]} == {"brain: branch work", "brain: main work"}
+    text = cli_ok(project, "log", "--limit", "1").splitlines()
+    assert text[1] == "    merge: +1 observation"
+
+
+def test_log_reports_what_is_not_brain_content(project: Path) -> None:
+    config = project / ".voyager" / "config.toml"
+    config.write_text(config.read_text() + "auto_compact = false\n")
+    commit_all(project, "settings")
+    (project / ".voyager" / "brain.json").write_text("{ not json\n")
+    commit_all(project, "a broken brain.json")
+    lines = cli_ok(project, "log", "--limit", "2").splitlines()
+    assert lines[1] == "    brain.json unreadable"
+    assert lines[3] == "    no change to the brain's content (.voyager/config.toml)"
+    error = log_json(project, "--limit", "1")[0]["unreadable"][0]
+    assert error["file"] == "brain.json" and "not valid JSON" in error["error"]
+
+
+def test_log_without_commits_and_outside_the_repository(tmp_path: Path, project: Path) -> None:
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q")
+    assert cli_ok(fresh, "log") == ""
+    done = run_cli("log", str(tmp_path), cwd=project)
+    assert done.returncode == 2
+    assert done.stderr == f"voyager-brain: {tmp_path}: outside the repository {project}\n"
+
+
+def random_history(top: Path, seed: int, commits: int) -> None:
+    """Commits of random brain changes, by the library and by hand: entries added (some
+    with code fences and heading-like lines), edited, removed, compacted; brain.json
+    saves; memory lines appended, updated, tombstoned, rewritten by gc."""
+    import random
+
+    from voyager_brain import BrainEntry, BrainManager
+    from voyager_brain.brainfile import parse, render
+    from voyager_brain.memory import log as memory_log
+    from voyager_brain.render import Templates
+
+    rng = random.Random(seed)
+    ticks = iter(range(10**6))
+
+    def clock() -> Any:
+        from datetime import UTC, datetime, timedelta
+
+        return datetime(2026, 3, 21, tzinfo=UTC) + timedelta(minutes=next(ticks))
+
+    bodies = [
+        "Plain finding",
+        "```python\ndef f():\n    pass\n```",
+        "## Observation — 2026-01-01T00:00:00Z\nlooks like a heading",
+        "Opened a fence\n```\nnever closed",
+        "- list\n- items\n\n> quote",
+    ]
+    brain = top / ".voyager" / "brain.md"
+    log_path = top / ".voyager" / "memory.jsonl"
+    live: list[str] = []
+    for n in range(commits):
+        config = {"auto_compact": False, "compact_budget_tokens": rng.choice([60, 4000])}
+        bm = BrainManager(top, config=config, clock=clock)
+        bm.load()
+        for _ in range(rng.randint(0, 3)):
+            kind = rng.choice(["observation", "decision", "loop_status", "reflection"])
+            bm.update(BrainEntry(kind, f"{rng.choice(bodies)}\n(step {n})"))
+        if rng.random() < 0.3:
+            bm.compact()
+        if rng.random() < 0.4:
+            bm.merge_state({"decisions": [{"what": f"Use {rng.choice('ABC')}", "why": str(n)}]})
+        bm.persist()
+        if rng.random() < 0.3 and brain.exists():  # a hand edit: reword or drop an entry
+            doc = parse(brain.read_bytes(), brain)
+            if doc.entries:
+                entries = list(doc.entries)
+                k = rng.randrange(len(entries))
+                if rng.random() < 0.5:
+                    entries[k] = BrainEntry(
+                        entries[k].type, entries[k].content + "\nedited", entries[k].timestamp
+                    )
+                else:
+                    del entries[k]
+                brain.write_text(render(doc.replace(entries=tuple(entries)), Templates()))
+        lines: list[dict[str, Any]] = []
+        for _ in range(rng.randint(0, 2)):
+            roll = rng.random()
+            if roll < 0.2 and live:
+                target = live.pop(rng.randrange(len(live)))
+                lines.append(
+                    {
+                        "id": f"t{n}{roll}",
+                        "type": "tombstone",
+                        "target_id": target,
+                        "target_type": "learning",
+                        "reason": "x",
+                        "created": "2026-03-22",
+                    }
+                )
+            elif roll < 0.4 and live:
+                lines.append(
+                    {
+                        "id": rng.choice(live),
+                        "type": "learning",
+                        "text": f"u{n}",
+                        "created": "2026-03-21",
+                        "updated": "2026-03-22",
+                    }
+                )
+            else:
+                live.append(f"l{n}-{len(lines)}")
+                lines.append(
+                    {
+                        "id": live[-1],
+                        "type": "learning",
+                        "text": f"learned {n}",
+                        "created": "2026-03-21",
+                    }
+                )
+        if lines:
+            memory_log.append(log_path, lines)
+        if rng.random() < 0.1 and log_path.exists():
+            memory_log.gc(log_path)
+        commit_all(top, f"step {n}")
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_log_summaries_from_the_patch_equal_the_diff_of_each_commit(
+    project: Path, seed: int
+) -> None:
+    random_history(project, seed, 25)
+    for record in log_json(project):
+        if len(record["parents"]) != 1:
+            continue
+        sha = record["sha"]
+        full = compare_versions(project, f"{sha}^..{sha}").changes.to_dict()
+        assert unknown_olds({k: record[k] for k in full}) == unknown_olds(full), sha
+
+
+def unknown_olds(changes: dict[str, Any]) -> dict[str, Any]:
+    """`changes` without what a memory update or tombstone replaced: appended lines alone
+    do not tell it (the log reads it only when it compares two whole versions)."""
+    for pair in changes["memory.jsonl"]["updated"]:
+        pair["old"] = None
+    for pair in changes["memory.jsonl"]["tombstoned"]:
+        pair["entry"] = None
+    return changes
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts processes in /proc")
+def test_history_stopped_early_leaves_no_git_running(project: Path) -> None:
+    from voyager_brain.audit import history
+
+    for n in range(3):
+        cli_ok(project, "add", "observation", f"Finding {n}")
+        commit_all(project, f"step {n}")
+    with history(project) as records:
+        first = next(records)
+    assert first.commit.subject == "step 2"
+    with history(project) as records:
+        assert len(list(records)) == 4
+    assert cat_file_children() == []
+    children = [p for p in Path("/proc").iterdir() if p.name.isdigit()]
+    assert not any(
+        b"log" in (p / "cmdline").read_bytes().split(b"\0")
+        and int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid()
+        for p in children
+        if (p / "cmdline").exists()
+    )

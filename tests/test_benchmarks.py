@@ -68,11 +68,14 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(hook, "session-start, first run") == 1
     assert count(hook, "later runs") == 1
 
-    for row in load + persist + compaction + startup + memory + hook:
+    history = _table_rows(text, "History")
+    assert len(history) == 1 and "`voyager-brain log`" in history[0] and "30 commits" in history[0]
+
+    for row in load + persist + compaction + startup + memory + hook + history:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
         float(cells[3])  # ours (ms) is a number
-    for row in memory + hook:  # every new row is measured beside its floor
+    for row in memory + hook + history:  # every new row is measured beside its floor
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         float(cells[4])
         assert cells[5].endswith("x"), row

@@ -158,16 +158,27 @@ def _canon(value: Any) -> str:
 
 
 def memory_changes(old: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]) -> MemoryChanges:
-    """Fold both versions of a log (its entries in file order) and compare the results."""
-    before, after = memory_log.fold(old), memory_log.fold(new)
+    """Fold both versions of a log (its entries in file order) and compare the results.
+    Each kind of change is in the order of the lines that made it (an entry's last line,
+    a tombstone's own), so changes appended to a log read in the order they were made."""
+    lines = list(new)
+    before, after = memory_log.fold(old), memory_log.fold(lines)
     was, now = before.entries, after.entries
+    last: dict[Any, int] = {}
+    for n, line in enumerate(lines):
+        key = line.get("target_id") if line.get("type") == "tombstone" else line.get("id")
+        last[key] = n
+
+    def ordered(items: Iterable[tuple[Any, Any]]) -> tuple[Any, ...]:
+        return tuple(item for _, item in sorted(items, key=lambda pair: last.get(pair[0], -1)))
+
     return MemoryChanges(
-        added=tuple(e for i, e in now.items() if i not in was),
-        updated=tuple(
-            (was[i], e) for i, e in now.items() if i in was and _canon(was[i]) != _canon(e)
+        added=ordered((i, e) for i, e in now.items() if i not in was),
+        updated=ordered(
+            (i, (was[i], e)) for i, e in now.items() if i in was and _canon(was[i]) != _canon(e)
         ),
-        tombstoned=tuple(
-            (was.get(i), t)
+        tombstoned=ordered(
+            (i, (was.get(i), t))
             for i, t in after.dead.items()
             if i not in now and (i in was or before.dead.get(i) != t)
         ),

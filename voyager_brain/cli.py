@@ -7,6 +7,7 @@ click's own usage errors exit 2 as well.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -848,6 +849,59 @@ def diff_command(
         click.echo(render_text(result.changes), nl=False)
     if exit_code and result.changes:
         ctx.exit(1)
+
+
+def _repo_path(top: Path, start: Path, path: str) -> str:
+    """PATH (relative to where we run) as git names it: relative to the top, with /."""
+    full = Path(os.path.abspath(start / path))
+    try:
+        relative = full.relative_to(top)
+    except ValueError:
+        raise UserError(f"{path}: outside the repository {top}") from None
+    return relative.as_posix() or "."
+
+
+@cli.command(name="log")
+@click.argument("path", required=False)
+@click.option("--since", metavar="DATE", help="Only commits after DATE (any date git reads).")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="At most N commits.")
+@click.option("--grep", metavar="TEXT", help="Only commits whose message contains TEXT.")
+@json_option
+@click.pass_context
+def log_command(
+    ctx: click.Context,
+    path: str | None,
+    since: str | None,
+    limit: int | None,
+    grep: str | None,
+    as_json: bool,
+) -> None:
+    """The commits that changed the brain, newest first, with what each changed.
+
+    Every commit that touched .voyager/ (or PATH, a file followed through renames, or a
+    folder), with its sha, author, date and subject, and a summary of its changes to
+    the brain files: +2 decisions, ~1 fact, +5 observations, compacted 40 -> 1 summary,
+    +3 learnings, 1 tombstone. A merge shows what it brought to its first parent.
+    """
+    from .audit import history
+    from .changes import kind_of
+
+    top = _top(ctx)
+    target = _repo_path(top, _start(ctx), path) if path else ".voyager"
+    follow = path is not None and not (top / target).is_dir()
+    with history(top, [target], since=since, limit=limit, grep=grep, follow=follow) as records:
+        if as_json:
+            print_json([record.to_dict() for record in records])
+            return
+        for record in records:
+            commit = record.commit
+            when = commit.date[:16].replace("T", " ")
+            click.echo(f"{commit.sha[:8]}  {when}  {commit.author}  {commit.subject}")
+            summary = record.changes.summary() or "no change to the brain's content"
+            others = [f for f in record.files if kind_of(f) is None]
+            if others and not record.changes:
+                summary += f" ({', '.join(others)})"
+            click.echo(f"    {'merge: ' if record.merge else ''}{summary}")
 
 
 # -- agent integrations: hook, install ------------------------------------------------

@@ -288,8 +288,19 @@ def _canon(value: Any) -> str:
 
 
 def _same(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same JSON (`_canon`), without serializing the
+    common case: values of one type, compared part by part."""
     if a is _MISSING or b is _MISSING:
         return a is b
+    kind = type(a)
+    if kind is not type(b) or kind is float:
+        return _canon(a) == _canon(b)  # true is not 1, 1.0 is not 1; -0.0, NaN
+    if kind is dict:
+        return bool(a.keys() == b.keys()) and all(_same(a[k], b[k]) for k in a)
+    if kind is list:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if kind in (str, int, bool, type(None)):
+        return bool(a == b)
     return _canon(a) == _canon(b)
 
 
@@ -513,7 +524,7 @@ def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
     """What changed from `before` to `after`, apart from lastUpdated and sessionCount.
     Items of decisions, keyFiles and knownIssues are matched by their merge keys."""
     changes: list[Change] = []
-    for key in _dedup([*before, *after]):
+    for key in dict.fromkeys([*before, *after]):
         if key not in ("lastUpdated", "sessionCount"):
             changes.extend(_diff(key, before.get(key, _MISSING), after.get(key, _MISSING)))
     return changes
@@ -531,13 +542,13 @@ def _diff(path: str, old: Any, new: Any, item: str | None = None) -> Iterator[Ch
             item,
         )
     elif isinstance(old, dict) and isinstance(new, dict):
-        for key in _dedup([*old, *new]):
+        for key in dict.fromkeys([*old, *new]):
             yield from _diff(f"{path}.{key}", old.get(key, _MISSING), new.get(key, _MISSING), item)
     elif path in KEYED_LISTS and isinstance(old, list) and isinstance(new, list):
         key = KEYED_LISTS[path]
         olds = {item.get(key): item for item in old if isinstance(item, dict)}
         news = {item.get(key): item for item in new if isinstance(item, dict)}
-        for k in _dedup([*olds, *news]):
+        for k in dict.fromkeys([*olds, *news]):
             if k not in olds:
                 yield Change("add", path, None, news[k], _item_key(k))
             elif k not in news:
