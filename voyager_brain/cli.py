@@ -904,6 +904,49 @@ def log_command(
             click.echo(f"    {'merge: ' if record.merge else ''}{summary}")
 
 
+_BLAME_KINDS = ("decision", "keyFile", "knownIssue", "entry", "memory")
+
+
+@cli.command(name="blame")
+@click.argument("kind", metavar="KIND", type=click.Choice(_BLAME_KINDS, case_sensitive=False))
+@click.argument("key")
+@json_option
+@click.pass_context
+def blame_command(ctx: click.Context, kind: str, key: str, as_json: bool) -> None:
+    """Which commit introduced one item of the brain, and which last changed it.
+
+    \b
+    KIND and KEY:
+      decision    a decision's `what`        blame decision "Use PostgreSQL over MongoDB"
+      keyFile     a key file's `path`        blame keyFile src/index.ts
+      knownIssue  a known issue's `issue`    blame knownIssue "pg import fails in ESM"
+      entry       a brain.md entry's heading or some of its text
+                                             blame entry "Observation — 2026-03-21T14:30:00Z"
+      memory      a memory entry's id        blame memory 9ee01cf1
+    """
+    from .audit import blame
+
+    kind = next(k for k in _BLAME_KINDS if k.lower() == kind.lower())
+    result = blame(_top(ctx), kind, key)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    click.echo(f"{kind} {result.key!r} ({result.path})")
+    rows = []
+    if result.introduced is not None:
+        rows.append(("introduced", result.introduced))
+    if result.last_changed is not None and result.last_changed != result.introduced:
+        label = "removed" if result.last_changed.op == "remove" else "last changed"
+        rows.append((label, result.last_changed))
+    for label, event in rows:
+        commit = event.commit
+        when = commit.date[:16].replace("T", " ")
+        click.echo(f"{label:<13} {commit.sha[:8]}  {when}  {commit.author}  {commit.subject}")
+    if result.uncommitted is not None:
+        verb = {"add": "added", "change": "changed", "remove": "removed"}[result.uncommitted]
+        click.echo(f"{'working tree':<13} {verb}, not committed yet")
+
+
 # -- agent integrations: hook, install ------------------------------------------------
 
 
