@@ -17,7 +17,7 @@ LAYERS = [
     {"model", "storage", "redact", "repo", "render", "config"},
     {"brainfile", "summarizer", "state", "providers", "memory"},
     {"compaction", "context", "changes"},
-    {"session", "audit"},
+    {"session", "audit", "autocommit"},
     {"doctor", "demo", "show", "hooks", "__init__"},
     {"cli", "__main__"},
 ]

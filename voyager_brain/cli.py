@@ -947,6 +947,30 @@ def blame_command(ctx: click.Context, kind: str, key: str, as_json: bool) -> Non
         click.echo(f"{'working tree':<13} {verb}, not committed yet")
 
 
+@cli.command(name="commit")
+@json_option
+@click.pass_context
+def commit_command(ctx: click.Context, as_json: bool) -> None:
+    """Commit the brain files, and only them, with a message that says what changed.
+
+    brain.md, brain.json and memory.jsonl are committed with `git commit --only`: other
+    staged work stays staged. Nothing is committed during a merge, rebase, cherry-pick
+    or revert, or when the brain files have no changes. The message reads like
+    `brain: session 12 (+3 observations, +1 decision)`. The session-end hook does the
+    same when config.toml says auto_commit = true.
+    """
+    from .autocommit import commit_brain_files
+
+    result = commit_brain_files(_top(ctx))
+    if as_json:
+        print_json(result.to_dict())
+    elif result.sha is None:
+        click.echo(f"nothing committed: {result.skipped}")
+    else:
+        click.echo(f"[{result.sha[:8]}] {result.message}")
+        click.echo(f"committed {', '.join(result.files)}")
+
+
 # -- agent integrations: hook, install ------------------------------------------------
 
 
@@ -965,7 +989,8 @@ def hook_claude(event: str) -> None:
     session-start  load; print the context as additionalContext
     stop           record a loop_status entry for the turn
     pre-compact    compact brain.md
-    session-end    persist; count the session in brain.json
+    session-end    persist; count the session in brain.json; commit the brain
+                   files when config.toml says auto_commit = true
     """
     from .hooks.claude import run
 

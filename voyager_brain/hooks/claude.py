@@ -6,7 +6,8 @@ hook event     seed 002 lifecycle  what it does
 SessionStart   session_start       load(); print the context as additionalContext
 Stop           turn_end            update() with a loop_status entry; persist()
 PreCompact     session_compact     compact()
-SessionEnd     session_end         persist(); count the session in brain.json
+SessionEnd     session_end         persist(); count the session in brain.json;
+                                   commit the brain files when auto_commit is on
 =============  ==================  ============================================
 
 Each hook is its own process, reading the hook's JSON from stdin (``session_id``,
@@ -203,7 +204,13 @@ def session_end(payload: Mapping[str, Any], out: TextIO) -> None:
     if _session_record(bm.voyager_dir, session, _first_count):
         bm.merge_state({})  # counts this session once in brain.json
     bm.persist()
-    _extract_detached(bm, payload.get("transcript_path"))
+    try:
+        if bm.config.auto_commit:
+            from ..autocommit import commit_brain_files
+
+            commit_brain_files(bm.top)
+    finally:
+        _extract_detached(bm, payload.get("transcript_path"))
 
 
 def _extract_detached(bm: Any, transcript: Any) -> None:
