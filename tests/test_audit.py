@@ -111,7 +111,7 @@ def test_diff_markdown_is_a_pull_request_comment(project: Path) -> None:
         "### Brain changes: main...HEAD\n\n"
         "**\\+1 decision**\n\n"
         "#### Project state (`.voyager/brain.json`)\n\n"
-        "- \\+ decisions\\: Use \\`uv\\` \\| not pip\n"
+        "- \\+ decisions: Use \\`uv\\` \\| not pip\n"
     )
 
 

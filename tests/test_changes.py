@@ -386,20 +386,24 @@ def test_a_real_session_gives_the_issue_s_summary_line(repo: Path) -> None:
 
 def test_markdown_escapes_what_the_brain_says() -> None:
     before = state_bytes(decisions=[{"what": "Old way"}])
-    after = state_bytes(decisions=[{"what": "Use *bold* | pipes @everyone <b>"}])
+    after = state_bytes(decisions=[{"what": "Use *bold* | pipes @everyone <b> #12 :tada:"}])
     changes = file_changes("brain.json", before, after, "a", "b")
     markdown = render_markdown(changes, "main...feature")
     assert markdown.startswith(
         "### Brain changes: main...feature\n\n**\\+1 decision, -1 decision**\n"
     )
     assert "#### Project state (`.voyager/brain.json`)" in markdown
-    assert "- \\+ decisions\\: Use \\*bold\\* \\| pipes \\@everyone \\<b\\>" in markdown
-    assert "- \\- decisions\\: Old way" in markdown  # not a nested list
+    assert "- \\+ decisions: Use \\*bold\\* \\| pipes \\@everyone \\<b> \\#12 \\:tada:" in markdown
+    assert "- \\- decisions: Old way" in markdown  # not a nested list
     assert render_markdown(BrainChanges(), "x").endswith("No changes to the brain files.\n")
     from markdown_it import MarkdownIt
 
     html = MarkdownIt("commonmark").render(markdown)
-    assert "<em>" not in html and "<b>" not in html and "Use *bold* | pipes @everyone" in html
+    assert (
+        "<em>" not in html
+        and "<b>" not in html
+        and "Use *bold* | pipes @everyone &lt;b&gt; #12 :tada:" in html
+    )
     assert html.count("<li>") == 2 and "<ul>\n<li>" not in html.split("<li>", 1)[1]
 
 

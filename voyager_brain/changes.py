@@ -479,14 +479,15 @@ def render_text(changes: BrainChanges) -> str:
     return "\n".join(out) + "\n"
 
 
-# Inline markup, HTML and entities, GFM tables and strikethrough, and GitHub's mentions,
-# issue links and emoji: what could make a line of brain text render as something else.
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!&|~@:#])")
+# What could make a line of brain text render as something else: inline markup, HTML and
+# entities, GFM tables and strikethrough; GitHub's mentions (@name), issue links (#12)
+# and emoji (:name:).
+_MD_SPECIAL = re.compile(r"[\\`*_\[\]<&|~]|@(?=\w)|#(?=\d)|:(?=[A-Za-z][\w+-]*:)")
 
 
 def _md(text: str) -> str:
     """`text` shown literally inside a markdown paragraph or list item."""
-    text = _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_SPECIAL.sub(lambda m: "\\" + m[0], text)
     # A leading + or - would start a nested list.
     return "\\" + text if text[:1] in ("+", "-") else text
 
