@@ -18,7 +18,7 @@ LAYERS = [
     {"brainfile", "summarizer", "state", "providers", "memory"},
     {"compaction", "context", "changes"},
     {"session", "audit", "autocommit"},
-    {"doctor", "demo", "show", "hooks", "__init__"},
+    {"doctor", "demo", "show", "hooks", "__init__", "blame"},
     {"cli", "__main__"},
 ]
 

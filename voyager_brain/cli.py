@@ -924,7 +924,7 @@ def blame_command(ctx: click.Context, kind: str, key: str, as_json: bool) -> Non
                                              blame entry "Observation — 2026-03-21T14:30:00Z"
       memory      a memory entry's id        blame memory 9ee01cf1
     """
-    from .audit import blame
+    from .blame import blame
 
     kind = next(k for k in _BLAME_KINDS if k.lower() == kind.lower())
     result = blame(_top(ctx), kind, key)
