@@ -139,6 +139,10 @@ def test_blame_of_something_not_committed_yet(project: Path) -> None:
     ("args", "message"),
     [
         (
+            ("issue", "x"),
+            "KIND: expected one of decision, keyFile, knownIssue, entry, memory, got 'issue'",
+        ),
+        (
             ("decision", "Use MySQL"),
             ".voyager/brain.json: no decision 'Use MySQL' in the working tree or its history",
         ),

@@ -233,6 +233,11 @@ class Commit:
     date: str  # the author's, ISO 8601
     subject: str
 
+    def describe(self) -> str:
+        """One line for people: ``3f2a1b9c  2026-03-21 14:30  Ada Lovelace  subject``."""
+        when = self.date[:16].replace("T", " ")
+        return f"{self.sha[:8]}  {when}  {self.author}  {self.subject}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "sha": self.sha,

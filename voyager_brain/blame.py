@@ -130,7 +130,12 @@ def blame(top: Path, kind: str, key: str) -> Blame:
     """Which commit introduced `key` (a decision's `what`, a key file's `path`, a known
     issue's `issue`, a brain.md entry's heading or text, a memory id) and which last
     changed it; also whether the working tree changes it. Raises `BrainError` when the
-    item never existed, or when entry text matches more than one entry."""
+    item never existed, or when entry text matches more than one entry. `kind` is one of
+    `KINDS`, in any case."""
+    known = {k.casefold(): k for k in KINDS}
+    if kind.casefold() not in known:
+        raise BrainError(f"KIND: expected one of {', '.join(KINDS)}, got {kind!r}")
+    kind = known[kind.casefold()]
     name, _ = KINDS[kind]
     path = next(p for p in BRAIN_FILES if kind_of(p) == name)
     with open_repository(top) as repository:

@@ -894,9 +894,7 @@ def log_command(
             print_json([record.to_dict() for record in records])
             return
         for record in records:
-            commit = record.commit
-            when = commit.date[:16].replace("T", " ")
-            click.echo(f"{commit.sha[:8]}  {when}  {commit.author}  {commit.subject}")
+            click.echo(record.commit.describe())
             summary = record.changes.summary() or "no change to the brain's content"
             others = [f for f in record.files if kind_of(f) is None]
             if others and not record.changes:
@@ -904,11 +902,8 @@ def log_command(
             click.echo(f"    {'merge: ' if record.merge else ''}{summary}")
 
 
-_BLAME_KINDS = ("decision", "keyFile", "knownIssue", "entry", "memory")
-
-
 @cli.command(name="blame")
-@click.argument("kind", metavar="KIND", type=click.Choice(_BLAME_KINDS, case_sensitive=False))
+@click.argument("kind")
 @click.argument("key")
 @json_option
 @click.pass_context
@@ -926,12 +921,11 @@ def blame_command(ctx: click.Context, kind: str, key: str, as_json: bool) -> Non
     """
     from .blame import blame
 
-    kind = next(k for k in _BLAME_KINDS if k.lower() == kind.lower())
     result = blame(_top(ctx), kind, key)
     if as_json:
         print_json(result.to_dict())
         return
-    click.echo(f"{kind} {result.key!r} ({result.path})")
+    click.echo(f"{result.kind} {result.key!r} ({result.path})")
     rows = []
     if result.introduced is not None:
         rows.append(("introduced", result.introduced))
@@ -939,9 +933,7 @@ def blame_command(ctx: click.Context, kind: str, key: str, as_json: bool) -> Non
         label = "removed" if result.last_changed.op == "remove" else "last changed"
         rows.append((label, result.last_changed))
     for label, event in rows:
-        commit = event.commit
-        when = commit.date[:16].replace("T", " ")
-        click.echo(f"{label:<13} {commit.sha[:8]}  {when}  {commit.author}  {commit.subject}")
+        click.echo(f"{label:<13} {event.commit.describe()}")
     if result.uncommitted is not None:
         verb = {"add": "added", "change": "changed", "remove": "removed"}[result.uncommitted]
         click.echo(f"{'working tree':<13} {verb}, not committed yet")
