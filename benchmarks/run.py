@@ -45,6 +45,9 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
   removed a few dozen entries since the base. Floor: a process that reads and parses
   the same three versions with voyager-brain's own parsers, the part no merge by content
   can skip. Target: <= 1 s each. The same merges in process are shown beside parsing.
+* **history**: ``voyager-brain log`` (every commit with its summary) over 2,000 commits of
+  brain changes, beside ``git log -p -- .voyager`` over the same history, process against
+  process: <= 3x.
 
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
@@ -99,6 +102,7 @@ INCREMENTAL_TARGET = 0.10  # context() after 10 appended entries / the cold cont
 HOOK_COLD_TARGET = 10.0  # session-start hook, first run, vs `python -c pass`
 HOOK_WARM_TARGET = 3.0  # the same when nothing changed since the last session start
 MERGE_TARGET_MS = 1000.0  # the merge driver process, per brain file
+LOG_TARGET_RATIO = 3.0  # `voyager-brain log` vs `git log -p -- .voyager`, same history
 HOOK_PAYLOAD = {
     "session_id": "bench",
     "transcript_path": "",
@@ -123,6 +127,8 @@ class Plan:
     hook_warm_runs: int
     merge_size: int
     merge_runs: int
+    log_commits: int
+    log_runs: int
     smoke: bool = False
 
     def load_runs(self, size: int) -> int:
@@ -160,6 +166,8 @@ FULL = Plan(
     hook_warm_runs=7,
     merge_size=10_000,
     merge_runs=5,
+    log_commits=2_000,
+    log_runs=3,
 )
 SMOKE = Plan(
     sizes=(20,),
@@ -174,6 +182,8 @@ SMOKE = Plan(
     hook_warm_runs=1,
     merge_size=200,
     merge_runs=1,
+    log_commits=30,
+    log_runs=1,
     smoke=True,
 )
 
@@ -1381,6 +1391,112 @@ def _check_merged(kind: str, data: bytes, expected: int) -> None:
         raise RuntimeError(f"merge driver, {kind}: {count} entries merged, expected {expected}")
 
 
+def make_history(parent: Path, name: str, commits: int) -> Path:
+    """A repository whose history is `commits` sessions of brain changes, each written by
+    the library and committed (all through one ``git fast-import``): 1-3 brain.md entries
+    a session, compacted at the default budget as the file grows; a brain.json save in
+    half of them (a decision added or re-decided and the next steps replaced; now and
+    then a key file, a known issue or a fact); 0-3 memory-log lines (learnings, updates,
+    tombstones, tasks as in the memory benchmark)."""
+    top = make_repo(parent, name)
+    ensure_layout(top / ".voyager")
+    rng = random.Random(SEED + 4)
+    memory = iter(make_memory_lines(commits * 3, seed=SEED + 5))
+    log_path = top / ".voyager" / "memory.jsonl"
+    kinds, weights = ("observation", "loop_status", "reflection", "decision"), (55, 20, 15, 10)
+    now = T0
+    previous: dict[str, bytes] = {}
+    importer = subprocess.Popen(["git", "fast-import", "--quiet"], cwd=top, stdin=subprocess.PIPE)
+    assert importer.stdin is not None
+    for n in range(commits):
+        now += timedelta(minutes=17)
+        ticks = iter(now + timedelta(seconds=s) for s in range(1000))
+        bm = BrainManager(top, clock=lambda ticks=ticks: next(ticks))
+        bm.load()
+        for kind in rng.choices(kinds, weights, k=rng.randint(1, 3)):
+            bm.update(BrainEntry(kind, _body(kind, rng, n)))
+        if rng.random() < 0.5:
+            update: dict[str, object] = {
+                "decisions": [
+                    {
+                        "what": f"Use {rng.choice(LIBS)} for {rng.choice(TOPICS)}",
+                        "why": f"session {n}: fewer moving parts",
+                        "when": now.date().isoformat(),
+                    }
+                ],
+                "nextSteps": [f"{rng.choice(VERBS)} {rng.choice(TOPICS)}" for _ in range(3)],
+            }
+            if rng.random() < 0.2:
+                update["keyFiles"] = [{"path": rng.choice(FILES), "role": f"touched in {n}"}]
+            if rng.random() < 0.1:
+                update["knownIssues"] = [
+                    {"issue": f"{rng.choice(SUBJECTS)} {rng.choice(LESSONS)}", "severity": "low"}
+                ]
+            if rng.random() < 0.1:
+                update["facts"] = {"custom": [f"{rng.choice(SUBJECTS)} {rng.choice(LESSONS)}"]}
+            bm.merge_state(update)
+        bm.persist()
+        lines = [next(memory) for _ in range(rng.randint(0, 3))]
+        if lines:
+            memory_log.append(log_path, lines)
+        stamp = int(now.timestamp())
+        message = f"brain: session {n + 1}".encode()
+        out = importer.stdin
+        out.write(b"commit refs/heads/main\n")
+        for role in (b"author", b"committer"):
+            out.write(role + f" Bench Agent <agent@example.invalid> {stamp} +0000\n".encode())
+        out.write(f"data {len(message)}\n".encode() + message + b"\n")
+        for path in sorted((top / ".voyager").glob("*")):
+            if path.suffix == ".lock" or not path.is_file():
+                continue
+            data = path.read_bytes()
+            if previous.get(path.name) != data:
+                previous[path.name] = data
+                out.write(f"M 100644 inline .voyager/{path.name}\ndata {len(data)}\n".encode())
+                out.write(data + b"\n")
+        out.write(b"\n")
+    importer.stdin.close()
+    if importer.wait() != 0:
+        raise RuntimeError("git fast-import failed")
+    subprocess.run(["git", "reset", "-q", "--hard"], cwd=top, check=True)
+    subprocess.run(["git", "gc", "-q"], cwd=top, check=True)
+    return top
+
+
+def bench_log(results: Results, plan: Plan, parent: Path, pycache: Path) -> None:
+    """`voyager-brain log` over a history of brain changes, beside `git log -p`."""
+    size = plan.log_commits
+    print(f"building a history of {size:,} sessions of brain changes ...", flush=True)
+    top = make_history(parent, "history", size)
+    env = child_env(pycache)
+    ours_cmd = [sys.executable, "-m", "voyager_brain", "log"]
+    floor_cmd = ["git", "log", "-p", "--", ".voyager"]
+    outputs: list[str] = []
+    run_child(ours_cmd, env, top)  # warm-up: bytecode of GitPython and the log path
+    ours, floor = medians_interleaved(
+        plan.log_runs,
+        [
+            (lambda: outputs.append(run_child(ours_cmd, env, top)), None),
+            (lambda: run_child(floor_cmd, env, top), None),
+        ],
+    )
+    shown = [line for line in outputs[-1].splitlines() if line and not line.startswith(" ")]
+    if len(shown) != size or "+" not in outputs[-1]:
+        raise RuntimeError(f"voyager-brain log: {len(shown)} commits shown, expected {size}")
+    results.add(
+        "history",
+        Row(
+            "`voyager-brain log` (every commit with its summary)",
+            f"{size:,} commits",
+            plan.log_runs,
+            ours,
+            floor,
+            f"<= {LOG_TARGET_RATIO:g}x floor",
+            ours / floor <= LOG_TARGET_RATIO,
+        ),
+    )
+
+
 # -- the report -------------------------------------------------------------------------
 
 TITLES = {
@@ -1391,6 +1507,7 @@ TITLES = {
     "memory": "Memory log: read + fold + context (session_start)",
     "hook": "Session-start hook (Claude Code)",
     "merge": "Merge driver (git merge)",
+    "history": "History: `voyager-brain log`",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
@@ -1406,6 +1523,8 @@ FLOORS = {
     "merge": "floor: a process that only reads and parses the same three versions with "
     "voyager-brain's parsers (`brainfile.parse`, `state.loads`, `log.parse`); in process, "
     "the same parsing without the process",
+    "history": "floor: `git log -p -- .voyager` over the same history, a process against a "
+    "process, both read to the end",
 }
 
 
@@ -1501,6 +1620,7 @@ def _run_all(results: Results, plan: Plan, parent: Path) -> None:
     bench_memory(results, plan, parent, pycache)
     bench_hook(results, plan, parent, pycache)
     bench_merge(results, plan, parent, pycache)
+    bench_log(results, plan, parent, pycache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

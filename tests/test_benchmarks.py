@@ -75,12 +75,14 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
         assert count(merge, f"merge-driver` process, {kind} | {size}") == 1
         assert count(merge, f"in process, {kind} | {size}") == 1
     assert count(merge, "memory.jsonl | 200 log lines") == 2
+    history = _table_rows(text, "History")
+    assert len(history) == 1 and "`voyager-brain log`" in history[0] and "30 commits" in history[0]
 
-    for row in load + persist + compaction + startup + memory + hook + merge:
+    for row in load + persist + compaction + startup + memory + hook + merge + history:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
         float(cells[3])  # ours (ms) is a number
-    for row in memory + hook + merge:  # every new row is measured beside its floor
+    for row in memory + hook + merge + history:  # every new row is measured beside its floor
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         float(cells[4])
         assert cells[5].endswith("x"), row

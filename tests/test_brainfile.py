@@ -351,3 +351,13 @@ def test_fast_scan_finds_the_sections_markdown_it_finds(doc: BrainDocument) -> N
     text = render(doc, Templates())
     assert heading_lines(text) == reference_heading_lines(text)
     assert len(heading_lines(text)) == len(doc.entries)
+
+
+def test_is_heading_reads_one_line_as_the_parser_does() -> None:
+    from voyager_brain.brainfile import is_heading
+
+    assert is_heading("## Observation — 2026-03-21T14:30:00Z")
+    assert is_heading("##  Loop Status - 2026-03-21T14:30:00+02:00")
+    assert not is_heading("## Observation — yesterday")
+    assert not is_heading("\\## Observation — 2026-03-21T14:30:00Z")
+    assert not is_heading("### Observation — 2026-03-21T14:30:00Z")

@@ -16,9 +16,9 @@ LAYERS = [
     {"errors", "paths"},
     {"model", "storage", "redact", "repo", "render", "config"},
     {"brainfile", "summarizer", "state", "providers", "memory", "context_cache", "gitsetup"},
-    {"compaction", "context", "merge"},
-    {"session"},
-    {"doctor", "demo", "show", "hooks", "__init__"},
+    {"compaction", "context", "merge", "changes"},
+    {"session", "audit", "autocommit"},
+    {"doctor", "demo", "show", "hooks", "__init__", "blame"},
     {"cli", "__main__"},
 ]
 

@@ -550,3 +550,35 @@ def test_dirty_without_git(brain_top: Path, monkeypatch: pytest.MonkeyPatch) -> 
     write(brain_top / ".voyager" / "brain.md", "# changed\n")
     monkeypatch.setenv("PATH", str(brain_top / "no-bin-here"))
     assert brain_files_dirty(brain_top) == []
+
+
+# -- read_blobs, operation_in_progress -----------------------------------------------------
+
+
+def test_read_blobs_reads_revisions_and_the_index_in_one_go(tmp_path: Path) -> None:
+    from voyager_brain.repo import read_blobs
+
+    top = make_repo(tmp_path / "blobs")
+    (top / "a.txt").write_bytes(b"one\n")
+    git(top, "add", "a.txt")
+    git(top, "commit", "-q", "-m", "a")
+    (top / "a.txt").write_bytes(b"two\x00binary\n")
+    git(top, "add", "a.txt")
+    assert read_blobs(top, ["HEAD:a.txt", ":a.txt", "HEAD:missing.txt", "HEAD", "HEAD:a.txt"]) == [
+        b"one\n",
+        b"two\x00binary\n",
+        None,
+        None,  # a commit, not a blob
+        b"one\n",
+    ]
+    assert read_blobs(top, []) == []
+
+
+def test_operation_in_progress_reads_the_git_directory(tmp_path: Path) -> None:
+    from voyager_brain.repo import operation_in_progress
+
+    top = make_repo(tmp_path / "busy")
+    assert operation_in_progress(top) is None
+    (top / ".git" / "CHERRY_PICK_HEAD").write_text("0" * 40 + "\n")
+    assert operation_in_progress(top) == "a cherry-pick"
+    assert operation_in_progress(tmp_path / "not-a-repo") is None

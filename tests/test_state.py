@@ -1274,3 +1274,19 @@ def test_four_processes_times_10_sessions_keep_all_40_decisions(repo: Path) -> N
     )
     assert len(whats) == 40
     assert document["sessionCount"] == 40
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text("ab", max_size=2),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner),
+    max_leaves=8,
+)
+
+
+@given(_json_values, _json_values)
+def test_diff_sees_a_change_exactly_when_the_json_differs(a: Any, b: Any) -> None:
+    from voyager_brain.state import _canon, diff
+
+    same_json = _canon(a) == _canon(b)
+    assert (diff({"x": a}, {"x": b}) == []) == same_json
+    assert diff({"x": a}, {"x": a}) == []

@@ -327,6 +327,19 @@ def heading_lines(text: str) -> list[int]:
     return [heading[0] + offset + 1 for heading in headings]
 
 
+def is_heading(line: str) -> bool:
+    """Whether `line` reads as a section heading (``## Observation — <time>``) where no
+    code fence is open; whether one is open, only the text above it can tell."""
+    m = _HEADING.match(line)
+    if m is None:
+        return False
+    try:
+        parse_timestamp(m[2])
+    except ValueError:
+        return False
+    return True
+
+
 def reference_heading_lines(text: str) -> list[int]:
     """The same as `heading_lines`, as markdown-it reads the text: top-level ``##``
     headings whose text is a label, a dash and an ISO 8601 time. Slow; for checks."""

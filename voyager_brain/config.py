@@ -97,6 +97,13 @@ SETTINGS: tuple[Setting, ...] = (
         "how compaction summarizes: extractive (offline, deterministic) or model"
         " (model_command, extractive when it fails)",
     ),
+    Setting(
+        "auto_commit",
+        False,
+        bool,
+        "at session end, commit brain.md, brain.json and memory.jsonl (only them; never"
+        " during a merge, rebase, cherry-pick or revert)",
+    ),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 #: The memory log's settings are also accepted in the original tool's camelCase.
@@ -123,6 +130,7 @@ class Config:
     model_command: str = ""
     model_timeout_seconds: float = 60.0
     summarizer: str = "extractive"
+    auto_commit: bool = False
     #: ``file: key`` for every key we did not recognise (reported by `doctor`).
     unknown_keys: tuple[str, ...] = ()
 

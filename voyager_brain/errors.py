@@ -62,3 +62,7 @@ class TemplateError(BrainError):
 class MergeError(BrainError):
     """The merge driver cannot merge a file: not one of the brain files, or (a bug) its
     own result does not read back; git then leaves the conflict for a person."""
+
+
+class GitError(BrainError):
+    """git could not answer: an unknown revision, a history it cannot read."""

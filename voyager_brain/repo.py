@@ -2,9 +2,10 @@
 
 Agent hooks call into this module on every turn, so it uses only the standard library and,
 where the answer cannot be read from a file cheaply and correctly, a plain ``git``
-subprocess. `find_top` and `current_branch` read the file system directly and never start a
-process; `detect_project_name` starts one only when no manifest names the project;
-`brain_files_dirty` starts exactly one.
+subprocess. `find_top`, `current_branch` and `operation_in_progress` read the file system
+directly and never start a process; `detect_project_name` starts one only when no manifest
+names the project; `brain_files_dirty` and `read_blobs` start exactly one; `commit_only`
+(for the session-end auto-commit) three.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ import re
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .errors import GitError
+
+if TYPE_CHECKING:
+    import subprocess
 
 # json, tomllib, urllib.parse and subprocess are imported inside the functions that need
 # them: together they cost tens of milliseconds, and a hook that only wants `find_top` or
@@ -22,9 +28,12 @@ from typing import Any
 
 __all__ = [
     "brain_files_dirty",
+    "commit_only",
     "current_branch",
     "detect_project_name",
     "find_top",
+    "operation_in_progress",
+    "read_blobs",
 ]
 
 # Seconds a git subprocess may take before we give up on it (and report nothing): a hook
@@ -428,11 +437,107 @@ def changed_files(top: Path) -> list[str]:
     return brain_files_dirty(top, (".",))
 
 
+# -- what git is in the middle of, reading blobs, committing ----------------------------------
+
+#: Files in the git directory that mean an operation waits for the user to finish it.
+_IN_PROGRESS = (
+    ("MERGE_HEAD", "a merge"),
+    ("rebase-merge", "a rebase"),
+    ("rebase-apply", "a rebase or git am"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick"),
+    ("REVERT_HEAD", "a revert"),
+)
+
+
+def operation_in_progress(top: Path) -> str | None:
+    """``a merge``, ``a rebase``, ... when git is in the middle of one in the work tree at
+    `top` (each linked worktree has its own); None when not, or outside a repository."""
+    git_dir = _git_dir(top)
+    if git_dir is None:
+        return None
+    for name, what in _IN_PROGRESS:
+        if _exists(git_dir / name):
+            return what
+    return None
+
+
+def read_blobs(top: Path, names: Sequence[str]) -> list[bytes | None]:
+    """The contents of the blobs `names` name (``HEAD:.voyager/brain.md``, ``:path`` for
+    the index), through one ``git cat-file --batch``; None for a name that names no blob.
+    Raises `GitError` when git cannot run."""
+    if not names:
+        return []
+    done = _run_git(top, "cat-file", "--batch", input="".join(f"{n}\n" for n in names).encode())
+    if done is None or done.returncode != 0:
+        raise GitError(f"{top}: git cat-file failed: {_first_error(done)}")
+    out, found, at = done.stdout, [], 0
+    for _ in names:
+        end = out.index(b"\n", at)
+        header = out[at:end].split(b" ")
+        at = end + 1
+        if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag"):
+            size = int(header[2])
+            found.append(out[at : at + size] if header[1] == b"blob" else None)
+            at += size + 1
+        else:
+            found.append(None)  # "<name> missing" (or ambiguous)
+    return found
+
+
+def commit_only(top: Path, paths: Sequence[str], message: str) -> str:
+    """Commit the working-tree contents of `paths` (relative to `top`) and nothing else:
+    ``git commit --only``, so whatever else is staged stays staged and out of the commit.
+    A path git does not track yet is added first (as intent to add). The commit hooks
+    are not run: the commit holds only voyager-brain's files. Returns the new commit's id;
+    raises `GitError` with git's message when git refuses."""
+    existing = [p for p in paths if _exists(top / p)]
+    if existing:
+        _check(top, _run_git(top, "add", "--intent-to-add", "--", *existing))
+    _check(
+        top,
+        _run_git(
+            top,
+            "commit",
+            "--only",
+            "--no-verify",
+            "--quiet",
+            "-m",
+            message,
+            "--",
+            *paths,
+            timeout=_COMMIT_TIMEOUT,
+        ),
+    )
+    return _git_text(top, "rev-parse", "HEAD") or ""
+
+
+def _check(top: Path, done: subprocess.CompletedProcess[bytes] | None) -> None:
+    if done is None or done.returncode != 0:
+        raise GitError(f"{top}: git could not commit the brain files: {_first_error(done)}")
+
+
+def _first_error(done: subprocess.CompletedProcess[bytes] | None) -> str:
+    """The line of git's stderr that says what went wrong."""
+    if done is None:
+        return "git is missing or too slow"
+    lines = [line.strip() for line in os.fsdecode(done.stderr).splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return lines[0] if lines else f"exit status {done.returncode}"
+
+
 # -- running git ------------------------------------------------------------------------------
 
+# A commit takes longer than a query (a large index, a slow disk), but a session-end hook
+# must still end.
+_COMMIT_TIMEOUT = 30.0
 
-def _git_bytes(top: Path, *args: str) -> bytes | None:
-    """Stdout of ``git ARGS`` run in `top`, or None if git is missing, slow or fails."""
+
+def _run_git(
+    top: Path, *args: str, input: bytes | None = None, timeout: float = _GIT_TIMEOUT
+) -> subprocess.CompletedProcess[bytes] | None:
+    """``git ARGS`` run in `top`, or None if git is missing or slow."""
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_ENV}
@@ -441,19 +546,24 @@ def _git_bytes(top: Path, *args: str) -> bytes | None:
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
-        done = subprocess.run(
+        return subprocess.run(
             ["git", "-c", "core.quotepath=off", "--no-pager", *args],
             cwd=top,
             env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            timeout=_GIT_TIMEOUT,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
             check=False,
         )
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
-    return done.stdout if done.returncode == 0 else None
+
+
+def _git_bytes(top: Path, *args: str) -> bytes | None:
+    """Stdout of ``git ARGS`` run in `top`, or None if git is missing, slow or fails."""
+    done = _run_git(top, *args)
+    return done.stdout if done is not None and done.returncode == 0 else None
 
 
 def _git_text(top: Path, *args: str) -> str | None:

@@ -288,8 +288,19 @@ def _canon(value: Any) -> str:
 
 
 def _same(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same JSON (`_canon`), without serializing the
+    common case: values of one type, compared part by part."""
     if a is _MISSING or b is _MISSING:
         return a is b
+    kind = type(a)
+    if kind is not type(b) or kind is float:
+        return _canon(a) == _canon(b)  # true is not 1, 1.0 is not 1; -0.0, NaN
+    if kind is dict:
+        return bool(a.keys() == b.keys()) and all(_same(a[k], b[k]) for k in a)
+    if kind is list:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if kind in (str, int, bool, type(None)):
+        return bool(a == b)
     return _canon(a) == _canon(b)
 
 
@@ -475,12 +486,17 @@ _MISSING: Any = object()
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Change:
-    """One difference between two states: `op` is add, remove or change."""
+    """One difference between two states: `op` is add, remove or change.
+
+    `item` is the merge key of the decision, key file or known issue the change is in
+    (added, removed, or a field of it changed); it is not part of equality.
+    """
 
     op: str
     path: str
     old: Any = None
     new: Any = None
+    item: str | None = dataclasses.field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "path": self.path, "old": self.old, "new": self.new}
@@ -508,13 +524,13 @@ def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
     """What changed from `before` to `after`, apart from lastUpdated and sessionCount.
     Items of decisions, keyFiles and knownIssues are matched by their merge keys."""
     changes: list[Change] = []
-    for key in _dedup([*before, *after]):
+    for key in dict.fromkeys([*before, *after]):
         if key not in ("lastUpdated", "sessionCount"):
             changes.extend(_diff(key, before.get(key, _MISSING), after.get(key, _MISSING)))
     return changes
 
 
-def _diff(path: str, old: Any, new: Any) -> Iterator[Change]:
+def _diff(path: str, old: Any, new: Any, item: str | None = None) -> Iterator[Change]:
     if _same(old, new):
         return
     if old is _MISSING or new is _MISSING:
@@ -523,31 +539,36 @@ def _diff(path: str, old: Any, new: Any) -> Iterator[Change]:
             path,
             None if old is _MISSING else old,
             None if new is _MISSING else new,
+            item,
         )
     elif isinstance(old, dict) and isinstance(new, dict):
-        for key in _dedup([*old, *new]):
-            yield from _diff(f"{path}.{key}", old.get(key, _MISSING), new.get(key, _MISSING))
+        for key in dict.fromkeys([*old, *new]):
+            yield from _diff(f"{path}.{key}", old.get(key, _MISSING), new.get(key, _MISSING), item)
     elif path in KEYED_LISTS and isinstance(old, list) and isinstance(new, list):
         key = KEYED_LISTS[path]
         olds = {item.get(key): item for item in old if isinstance(item, dict)}
         news = {item.get(key): item for item in new if isinstance(item, dict)}
-        for k in _dedup([*olds, *news]):
+        for k in dict.fromkeys([*olds, *news]):
             if k not in olds:
-                yield Change("add", path, None, news[k])
+                yield Change("add", path, None, news[k], _item_key(k))
             elif k not in news:
-                yield Change("remove", path, olds[k], None)
+                yield Change("remove", path, olds[k], None, _item_key(k))
             else:
-                yield from _diff(f"{path}[{k}]", olds[k], news[k])
+                yield from _diff(f"{path}[{k}]", olds[k], news[k], _item_key(k))
     elif isinstance(old, list) and isinstance(new, list):
         olds_set, news_set = {_canon(x) for x in old}, {_canon(x) for x in new}
         added = [x for x in new if _canon(x) not in olds_set]
         removed = [x for x in old if _canon(x) not in news_set]
-        yield from (Change("add", path, None, x) for x in added)
-        yield from (Change("remove", path, x, None) for x in removed)
+        yield from (Change("add", path, None, x, item) for x in added)
+        yield from (Change("remove", path, x, None, item) for x in removed)
         if not added and not removed:
-            yield Change("change", path, old, new)  # same items, new order
+            yield Change("change", path, old, new, item)  # same items, new order
     else:
-        yield Change("change", path, old, new)
+        yield Change("change", path, old, new, item)
+
+
+def _item_key(key: Any) -> str:
+    return key if isinstance(key, str) else _show(key)
 
 
 # -- the value handed to Python callers -----------------------------------------------

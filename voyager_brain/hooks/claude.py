@@ -8,6 +8,7 @@ Stop           turn_end            update() with a loop_status entry; persist();
                                    auto-memory (detached, once a minute at most)
 PreCompact     session_compact     compact(); auto-memory (detached)
 SessionEnd     session_end         persist(); count the session in brain.json;
+                                   commit the brain files when auto_commit is on;
                                    auto-memory (detached)
 =============  ==================  ============================================
 
@@ -250,7 +251,13 @@ def session_end(payload: Mapping[str, Any], out: TextIO) -> None:
     if _session_record(bm.voyager_dir, session, _first_count):
         bm.merge_state({})  # counts this session once in brain.json
     bm.persist()
-    _extract_detached(bm, payload.get("transcript_path"))
+    try:
+        if bm.config.auto_commit:
+            from ..autocommit import commit_brain_files
+
+            commit_brain_files(bm.top)
+    finally:
+        _extract_detached(bm, payload.get("transcript_path"))
 
 
 def _extract_detached(bm: Any, transcript: Any) -> None:
