@@ -67,16 +67,20 @@ def _header(*, project: str | None, date: str, **_: Any) -> str:
     return f"# Memory{f' for {project}' if project else ''} (voyager-brain) — {date}\n"
 
 
+#: The project-state lines that are a label and a text.
+_PROJECT_LABELS = {
+    "goal": "Goal",
+    "blocker": "Blocker",
+    "in_progress": "In progress",
+    "next_step": "Next",
+    "stack": "Stack",
+    "architecture": "Architecture",
+    "fact": "Fact",
+}
+
+
 def _project_line(*, kind: str, **v: Any) -> str:
     match kind:
-        case "goal":
-            line = f"Goal: {v['text']}"
-        case "blocker":
-            line = f"Blocker: {v['text']}"
-        case "in_progress":
-            line = f"In progress: {v['text']}"
-        case "next_step":
-            line = f"Next: {v['text']}"
         case "decision":
             why = f" — {v['why']}" if v["why"] else ""
             when = f" ({v['when']})" if v["when"] else ""
@@ -84,18 +88,14 @@ def _project_line(*, kind: str, **v: Any) -> str:
         case "known_issue":
             fix = f" — workaround: {v['workaround']}" if v["workaround"] else ""
             line = f"Known issue [{v['severity']}]: {v['issue']}{fix}"
-        case "stack":
-            line = f"Stack: {v['text']}"
-        case "architecture":
-            line = f"Architecture: {v['text']}"
         case "environment":
             line = f"Environment: {v['key']} = {v['value']}"
-        case "fact":
-            line = f"Fact: {v['text']}"
         case "key_file":
             role = f" — {v['role']}" if v["role"] else ""
             missing = " (missing from the working tree)" if v["missing"] else ""
             line = f"Key file: {v['path']}{role}{missing}"
+        case _ if kind in _PROJECT_LABELS:
+            line = f"{_PROJECT_LABELS[kind]}: {v['text']}"
         case _:
             return "\n"
     return line + "\n\n"
