@@ -210,7 +210,12 @@ def _parse_text(text: str) -> tuple[list[dict[str, Any]], int]:
             value = _loads(line.encode())
         else:
             pos = end_of_line + 1
-        if _is_entry(value):
+        # _is_entry, inline: this loop runs once per line of the log.
+        if (
+            value.__class__ is dict
+            and value.get("id").__class__ is str
+            and value.get("type").__class__ is str
+        ):
             entries.append(value)
         else:
             bad += 1
@@ -244,15 +249,21 @@ def parse_lines(data: bytes) -> tuple[list[dict[str, Any]], int]:
 def resolve_paths(entries: Iterable[dict[str, Any]], top: str) -> None:
     """Make the relative paths of a project log's entries absolute against the repository
     `top`, in place (the entries are fresh from `parse`)."""
-    resolved: dict[str, str] = {}  # most entries share a handful of paths ("." above all)
+    # Most entries share a handful of paths ("." above all): each is looked at once, and
+    # an absolute one maps to itself.
+    resolved: dict[str, str] = {}
     for entry in entries:
         field = PATH_FIELDS.get(entry["type"])
-        value = entry.get(field) if field else None
-        if isinstance(value, str) and not os.path.isabs(value):
+        if field is None:
+            continue
+        value = entry.get(field)
+        if isinstance(value, str):
             absolute = resolved.get(value)
             if absolute is None:
-                absolute = resolved[value] = os.path.normpath(os.path.join(top, value))
-            entry[field] = absolute  # type: ignore[index]
+                absolute = resolved[value] = (
+                    value if os.path.isabs(value) else os.path.normpath(os.path.join(top, value))
+                )
+            entry[field] = absolute
 
 
 def read(path: Path) -> tuple[list[dict[str, Any]], Health]:

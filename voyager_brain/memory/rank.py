@@ -290,7 +290,7 @@ def top_learnings(
     keys = list(
         zip(
             scorer.scores(entries, changed),
-            [when or _EPOCH_FLOOR for when in created],
+            [when or _EPOCH_FLOOR for when in created] if None in created else created,
             range(len(entries)),
             strict=True,
         )
