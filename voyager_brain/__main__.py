@@ -27,11 +27,7 @@ def main() -> None:
             stdin = io.StringIO(text)
         raise SystemExit(claude.run(argv[2], stdin=stdin))
     if argv == ["context"]:
-        from pathlib import Path
-
-        from .context_cache import lookup
-
-        text = lookup(Path.cwd(), None)
+        text = _plain_context()
         if text is not None:
             sys.stdout.write(text)
             raise SystemExit(0)
@@ -42,6 +38,31 @@ def main() -> None:
     from .cli import main as cli_main
 
     cli_main()
+
+
+def _plain_context() -> str | None:
+    """`voyager-brain context` without options: the cached document, else a build that is
+    cached for next time, without click. None when anything goes wrong: the CLI then runs
+    the command again and reports it."""
+    from pathlib import Path
+
+    from . import context_cache
+
+    cwd = Path.cwd()
+    text = context_cache.lookup(cwd, None)
+    if text is not None:
+        return text
+    from .errors import BrainError
+    from .session import BrainManager
+
+    try:
+        bm = BrainManager(cwd)
+        before = context_cache.fingerprint(bm.root, None)
+        doc = bm.context_document(explain=False)
+    except BrainError:
+        return None
+    context_cache.store(bm.root, None, before, doc.text, doc.valid_until, doc.paths_checked)
+    return doc.text
 
 
 if __name__ == "__main__":
