@@ -20,9 +20,12 @@ front matter.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+# typing.TYPE_CHECKING without importing typing: hooks pay for every import.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .config import Config
     from .errors import (
         BrainError,
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from .model import ENTRY_TYPES, BrainEntry, BrainState, BrainStatus, CompactionReport
     from .session import BrainManager
     from .state import ProjectState
+
 
 __version__ = "0.1.0"
 

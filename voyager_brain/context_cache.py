@@ -23,9 +23,14 @@ import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from .paths import personal_log_path, voyager_home
+
+# typing.TYPE_CHECKING without importing typing: hooks pay for every import.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 _VERSION = 1
 _ENV = ("VOYAGER_HOME", "VOYAGER_MEMORY_PATH", "TZ")

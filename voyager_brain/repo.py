@@ -15,12 +15,15 @@ import re
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .errors import GitError
 
+# typing.TYPE_CHECKING without importing typing: hooks pay for every import.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from typing import Any
+
 
 # json, tomllib, urllib.parse and subprocess are imported inside the functions that need
 # them: together they cost tens of milliseconds, and a hook that only wants `find_top` or

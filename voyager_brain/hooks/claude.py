@@ -26,10 +26,15 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
 
 from .. import repo, storage
 from ..errors import BrainError
+
+# typing.TYPE_CHECKING without importing typing: hooks pay for every import.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
 
 EVENTS = {
     "session-start": "SessionStart",
