@@ -212,3 +212,11 @@ def test_the_context_command_writes_and_serves_the_same_cache(project: Path) -> 
     assert "click" not in served.stderr and "voyager_brain.session" not in served.stderr
     # --explain and --json always build (they list what a cached text cannot say).
     assert "total: ~" in run_cli("context", "--explain", cwd=project).stdout
+
+
+def test_the_built_in_context_templates_are_part_of_the_fingerprint(project: Path) -> None:
+    from voyager_brain.render import builtin_template_dir
+
+    shipped = {str(p) for p in (builtin_template_dir() / "context").glob("*.j2")}
+    package = context_cache.fingerprint(project, None)["package"]
+    assert shipped and shipped <= {entry[0] for entry in package}

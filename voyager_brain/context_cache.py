@@ -36,6 +36,11 @@ _VERSION = 1
 _ENV = ("VOYAGER_HOME", "VOYAGER_MEMORY_PATH", "TZ")
 _PROJECT_FILES = ("brain.md", "brain.json", "memory.jsonl", "config.toml")
 _PACKAGE = Path(__file__).parent
+# The built-in templates: inside a wheel, or at the top of a source checkout (where
+# render.builtin_template_dir finds them too; importing render would cost typing here).
+_BUILTIN_TEMPLATES = (
+    _PACKAGE / "templates" if (_PACKAGE / "templates").is_dir() else _PACKAGE.parent / "templates"
+)
 _RACY_NS = 2_000_000_000
 
 
@@ -81,7 +86,7 @@ def fingerprint(cwd: Path, budget: int | None) -> dict[str, Any]:
         "env": [os.environ.get(name) for name in _ENV],
         "files": files,
         "templates": templates,
-        "package": [_stat(_PACKAGE / "context.py"), *_tree(_PACKAGE / "templates" / "context")],
+        "package": [_stat(_PACKAGE / "context.py"), *_tree(_BUILTIN_TEMPLATES / "context")],
     }
 
 
