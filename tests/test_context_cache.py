@@ -220,3 +220,26 @@ def test_the_built_in_context_templates_are_part_of_the_fingerprint(project: Pat
     shipped = {str(p) for p in (builtin_template_dir() / "context").glob("*.j2")}
     package = context_cache.fingerprint(project, None)["package"]
     assert shipped and shipped <= {entry[0] for entry in package}
+
+
+def test_the_fold_caches_are_written_after_the_output_by_a_child(
+    project: Path, isolated_env: Path
+) -> None:
+    """`context` and the session-start hook print first; a forked child then writes the
+    fold caches, having let go of stdout (the caller's read ends with the output)."""
+    fold = project / ".voyager" / "cache" / "memory.jsonl.fold"
+    for args, stdin in (
+        (["context"], None),
+        (["hook", "claude", "session-start"], json.dumps({"cwd": str(project)})),
+    ):
+        for path in (project / ".voyager" / "cache").glob("*"):
+            path.unlink()
+        done = run_cli(*args, cwd=project, input=stdin)
+        assert done.returncode == 0 and "CI must use Node 22" in done.stdout, done.stderr
+        assert done.stderr == ""
+        deadline = time.monotonic() + 30
+        while not fold.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fold.exists()
+        again = run_cli(*args, cwd=project, input=stdin)
+        assert again.stdout == done.stdout

@@ -143,3 +143,20 @@ def test_project_paths_are_cached_resolved_for_one_location_only(tmp_path: Path)
     assert state.entries["c1"]["path"] == str(moved / "src")
     # The file itself keeps the relative paths.
     assert log.read(path)[0][1]["path"] == "src"
+
+
+def test_a_rewrite_that_ends_in_the_same_bytes_is_read_again(tmp_path: Path) -> None:
+    """gc after an update of an early entry: the same size and the same last bytes, but
+    a new file; neither the cache file nor the process's memo may serve the old fold."""
+    path, cache_file = tmp_path / "memory.jsonl", tmp_path / "cache" / "memory.fold"
+    log.append(path, [learning(n) for n in range(20)])
+    cache.read_folded(path, cache_file)
+    before = path.read_bytes()
+    log.append(path, [learning(0, "fact 9")])  # as long as "fact 0"
+    log.gc(path)
+    assert len(path.read_bytes()) == len(before) and path.read_bytes()[-256:] == before[-256:]
+    for drop_memo in (False, True):
+        if drop_memo:
+            fresh_process()
+        state, _ = cache.read_folded(path, cache_file)
+        assert state.entries[f"{0:08x}"]["text"] == "fact 9"

@@ -11,26 +11,39 @@ from __future__ import annotations
 import io
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def main() -> None:
     argv = sys.argv[1:]
     if len(argv) == 3 and argv[:2] == ["hook", "claude"] and not argv[2].startswith("-"):
         from .hooks import claude
 
-        stdin = sys.stdin
-        if argv[2] == "session-start":
-            text = sys.stdin.read()
-            hit = claude.cached_session_start(text)
-            if hit is not None:
-                sys.stdout.write(hit)
-                raise SystemExit(0)
-            stdin = io.StringIO(text)
-        raise SystemExit(claude.run(argv[2], stdin=stdin))
+        if argv[2] != "session-start":
+            raise SystemExit(claude.run(argv[2]))
+        text = sys.stdin.read()
+        hit = claude.cached_session_start(text)
+        if hit is not None:
+            sys.stdout.write(hit)
+            raise SystemExit(0)
+        from .memory import cache
+
+        cache.defer_saves()
+        code = claude.run(argv[2], stdin=io.StringIO(text))
+        _done_then_save(cache)
+        raise SystemExit(code)
     if argv == ["context"]:
+        from .memory import cache
+
+        cache.defer_saves()
         text = _plain_context()
         if text is not None:
             sys.stdout.write(text)
+            _done_then_save(cache)
             raise SystemExit(0)
+        cache.flush_saves()
     if len(argv) == 5 and argv[0] == "merge-driver" and not argv[1].startswith("-"):
         from .merge import run_driver
 
@@ -38,6 +51,13 @@ def main() -> None:
     from .cli import main as cli_main
 
     cli_main()
+
+
+def _done_then_save(cache: Any) -> None:
+    """The output is complete: the fold caches are written after it, by a child."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    cache.flush_saves(detach=True)
 
 
 def _plain_context() -> str | None:

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import itertools
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .memory import rank, schedule
 from .memory.log import Folded
@@ -126,14 +127,38 @@ def _one_line(text: str, limit: int = 240) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-Live = Mapping[str, list[dict[str, Any]]]  # live memory entries by type, in fold order
+class Memory(Protocol):
+    """The live memory entries as the context reads them: by type in fold order, and
+    the learnings ranked. `memory.view.MemoryView` keeps them current in a process;
+    `Grouped` reads them off one fold."""
+
+    def of_type(self, type_: str, /) -> list[dict[str, Any]]: ...
+
+    def count(self, type_: str, /) -> int: ...
+
+    def top_learnings(
+        self, now: datetime, cwd: str, limit: int | None, /
+    ) -> tuple[list[dict[str, Any]], datetime | None]: ...
 
 
-def _by_type(memory: Folded) -> dict[str, list[dict[str, Any]]]:
-    live: dict[str, list[dict[str, Any]]] = {}
-    for entry in memory.entries.values():
-        live.setdefault(str(entry.get("type")), []).append(entry)
-    return live
+class Grouped:
+    """A fold grouped by type (what `Memory` asks of it, computed at once)."""
+
+    def __init__(self, memory: Folded) -> None:
+        self._live: dict[str, list[dict[str, Any]]] = {}
+        for entry in memory.entries.values():
+            self._live.setdefault(str(entry.get("type")), []).append(entry)
+
+    def of_type(self, type_: str, /) -> list[dict[str, Any]]:
+        return self._live.get(type_, [])
+
+    def count(self, type_: str, /) -> int:
+        return len(self._live.get(type_, ()))
+
+    def top_learnings(
+        self, now: datetime, cwd: str, limit: int | None, /
+    ) -> tuple[list[dict[str, Any]], datetime | None]:
+        return rank.top_learnings(self.of_type("learning"), now, cwd, limit)
 
 
 class Lines:
@@ -152,19 +177,19 @@ class Lines:
         return text.replace("\n", " ") if "\n" in text else text
 
 
-def _keyed(live: Live, type_: str, line: Lines) -> list[Item]:
-    entries = sorted(live.get(type_, ()), key=lambda e: str(e.get("key")))
+def _keyed(live: Memory, type_: str, line: Lines) -> list[Item]:
+    entries = sorted(live.of_type(type_), key=lambda e: str(e.get("key")))
     return [
         Item(type_, e["id"], line("keyed", key=e.get("key"), value=_one_line(e.get("value", ""))))
         for e in entries
     ]
 
 
-def _behavior(live: Live, line: Lines) -> list[Item]:
+def _behavior(live: Memory, line: Lines) -> list[Item]:
     labels = {"do": "Do", "dont": "Don't", "value": "Value"}
     items = []
     for category in ("do", "dont", "value"):
-        for e in live.get("behavior", ()):
+        for e in live.of_type("behavior"):
             if e.get("category") == category:
                 text = _one_line(e.get("text", ""))
                 items.append(
@@ -173,9 +198,9 @@ def _behavior(live: Live, line: Lines) -> list[Item]:
     return items
 
 
-def _preferences(live: Live, line: Lines) -> list[Item]:
+def _preferences(live: Memory, line: Lines) -> list[Item]:
     entries = sorted(
-        live.get("preference", ()),
+        live.of_type("preference"),
         key=lambda e: (str(e.get("category", "")), str(e.get("text", ""))),
     )
     return [
@@ -287,11 +312,11 @@ def _project_parts(
     return parts
 
 
-def _context(live: Live, cwd: Path, line: Lines) -> list[Item]:
+def _context(live: Memory, cwd: Path, line: Lines) -> list[Item]:
     best: dict[str, Any] | None = None
     best_len = -1
     here = os.path.normpath(cwd)
-    for e in live.get("context", ()):
+    for e in live.of_type("context"):
         path = os.path.normpath(str(e.get("path", "")))
         inside = here == path or here.startswith(path.rstrip(os.sep) + os.sep)
         if inside and len(path) > best_len:
@@ -307,7 +332,7 @@ def _context(live: Live, cwd: Path, line: Lines) -> list[Item]:
 
 def _session(
     entries: Sequence[BrainEntry], limit: int | None, line: Lines
-) -> tuple[list[Item], int]:
+) -> tuple[Iterable[Item], int]:
     def item(e: BrainEntry, label: str) -> Item:
         text = line("session", label=label, timestamp=e.key[1], text=_one_line(e.content))
         return Item("session", f"brain.md:{e.type}@{e.key[1]}", text)
@@ -326,20 +351,20 @@ def _session(
     ]
     total = len(items) + len(recent)
     newest_first = _head(recent, lambda e: (e.key[1], e.type == "decision"), limit)
-    items += [item(e, e.label) for e in newest_first]
-    return items, total
+    # Rendered as taken: most are never looked at.
+    return itertools.chain(items, (item(e, e.label) for e in newest_first)), total
 
 
-def _due(live: Live, now: datetime, expiries: list[datetime], line: Lines) -> list[Item]:
+def _due(live: Memory, now: datetime, expiries: list[datetime], line: Lines) -> list[Item]:
     items = []
-    for r in live.get("reminder", ()):
+    for r in live.of_type("reminder"):
         when = schedule.due_at(r)
         if when is not None and when <= now:
             text = line("due", kind="reminder", text=_one_line(r.get("text", "")), why="")
             items.append(Item("due", r["id"], text))
         elif when is not None:
             expiries.append(when)
-    for t in live.get("task", ()):
+    for t in live.of_type("task"):
         if schedule.matches_filter(t, "pending") and (
             t.get("priority") == "urgent" or schedule.is_overdue(t, now)
         ):
@@ -350,22 +375,21 @@ def _due(live: Live, now: datetime, expiries: list[datetime], line: Lines) -> li
 
 
 def _learnings(
-    live: Live,
+    live: Memory,
     now: datetime,
     cwd: Path,
     limit: int | None,
     expiries: list[datetime],
     line: Lines,
-) -> tuple[list[Item], int]:
-    learnings = live.get("learning", [])
-    ranked, next_change = rank.top_learnings(learnings, now, str(cwd), limit)
+) -> tuple[Iterable[Item], int]:
+    ranked, next_change = live.top_learnings(now, str(cwd), limit)
     if next_change is not None:
         expiries.append(next_change)
-    items = [
+    items = (
         Item("learnings", e["id"], line("learning", text=_one_line(e.get("text", ""))))
         for e in ranked
-    ]
-    return items, len(learnings)
+    )
+    return items, live.count("learning")
 
 
 def _all(items: list[Item]) -> tuple[list[Item], int]:
@@ -388,26 +412,31 @@ def _cost(chars: int, cpt: int) -> int:
 
 def _take(
     title: str,
-    items: Sequence[Item],
+    items: Iterable[Item],
     room: int,
     cpt: int,
     choices: list[Choice],
     *,
     marker: bool = True,
     total: int | None = None,
+    explain: bool = True,
 ) -> str | None:
     """The section's block (title and lines, no final newline) using at most `room`
     characters of the document, the separator before it included; None when empty or
-    nothing fits. Records a Choice per item. `total` counts candidates beyond `items`
-    that were not even looked at (they count as omitted). Without `marker`, omitted lines
-    are only recorded (the caller counts them)."""
-    total = len(items) if total is None else total
+    nothing fits. Records a Choice per item (without `explain`, only up to the first
+    that does not fit: the rest are not even rendered). `total` counts candidates beyond
+    `items` that were not even looked at (they count as omitted). Without `marker`,
+    omitted lines are only recorded (the caller counts them)."""
+    if total is None:
+        items = list(items)
+        total = len(items)
     if not total:
         return None
     lines = [title]
     used = 2 + len(title)  # the blank line before the block, and the title
     taken = 0
-    for n, item in enumerate(items):
+    pending = iter(items)
+    for n, item in enumerate(pending):
         rest = total - n - 1
         reserve = 1 + len(f"(…{rest} more omitted)") if rest and marker else 0
         if used + 1 + len(item.text) + reserve <= room:
@@ -416,16 +445,10 @@ def _take(
             taken += 1
             choices.append(Choice(item, _cost(len(item.text) + 1, cpt), True, "included"))
         else:
+            choices.append(_over(item, cpt))
             break
-    for item in items[taken:]:
-        choices.append(
-            Choice(
-                item,
-                _cost(len(item.text) + 1, cpt),
-                False,
-                "over the section's share of the budget",
-            )
-        )
+    if explain:
+        choices.extend(_over(item, cpt) for item in pending)
     omitted = total - taken
     if omitted and not marker:
         return None if taken == 0 else "\n".join(lines)
@@ -437,9 +460,15 @@ def _take(
     return "\n".join(lines)
 
 
+def _over(item: Item, cpt: int) -> Choice:
+    return Choice(
+        item, _cost(len(item.text) + 1, cpt), False, "over the section's share of the budget"
+    )
+
+
 def build_context(
     *,
-    memory: Folded,
+    memory: Folded | Memory,
     state: Mapping[str, Any] | None,
     entries: Sequence[BrainEntry],
     cwd: Path,
@@ -471,7 +500,7 @@ def build_context(
         text = header[: max(budget - 1, 0)] + "\n" if budget > 1 else ""
         return ContextDocument(text, budget_tokens, _cost(len(text), cpt), ())
 
-    live = _by_type(memory)
+    live = Grouped(memory) if isinstance(memory, Folded) else memory
     # Identity and user first, at full cost (within what the budget allows at all).
     for section in ("identity", "user"):
         block = _take(titles[section], _keyed(live, section, line), remaining, cpt, choices)
@@ -485,7 +514,7 @@ def build_context(
     # Long sections give only as many candidates as could fit (a line costs at least its
     # newline; a built-in line at least 3 characters) unless every one is to be explained.
     least = 3 if line.builtin else 1
-    candidates: dict[str, Callable[[int | None], tuple[list[Item], int]]] = {
+    candidates: dict[str, Callable[[int | None], tuple[Iterable[Item], int]]] = {
         "behavior": lambda _: _all(_behavior(live, line)),
         "preferences": lambda _: _all(_preferences(live, line)),
         "context": lambda _: _all(_context(live, cwd, line)),
@@ -501,7 +530,7 @@ def build_context(
             block, used = _project_block(parts, titles["project"], share, cpt, choices)
         else:
             items, total = candidates[section](None if explain else share // least + 1)
-            block = _take(titles[section], items, share, cpt, choices, total=total)
+            block = _take(titles[section], items, share, cpt, choices, total=total, explain=explain)
             used = len(block) + 2 if block is not None else 0
         if block is not None:
             blocks.append(block)
@@ -509,7 +538,7 @@ def build_context(
 
     text = "\n\n".join([header, *blocks, footer]) + "\n"
     assert len(text) <= budget, "the context document must fit its budget"
-    if any(t.get("due") for t in live.get("task", ())):
+    if any(t.get("due") for t in live.of_type("task")):
         # Overdue counts in local days. Margin of an hour: a fixed-offset midnight can be
         # an hour late across a daylight-saving change.
         expiries.append(_next_midnight(now.astimezone()) - timedelta(hours=1))

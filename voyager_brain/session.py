@@ -284,7 +284,7 @@ class BrainManager:
         store.seed_personal()
         in_project = self.voyager_dir.is_dir()
         return build_context(
-            memory=store.snapshot().state,
+            memory=store.view(),
             state=self._current_state() if in_project else None,
             entries=self._entries if in_project else (),
             cwd=self.root,

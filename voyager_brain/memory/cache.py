@@ -2,9 +2,10 @@
 
 Session start folds the logs on every agent launch; a log is append-only, so the fold of
 its first N bytes stays valid as long as those bytes are unchanged. The cache (in a
-``cache/`` folder, never in git) keeps the folded state, how many bytes it covers, and
-the last bytes before that point; when the file still holds those bytes there, only what
-was appended since is parsed and folded. Anything else (a gc, a merge, a hand edit, a
+``cache/`` folder, never in git) keeps the folded state, which file it read (device and
+inode: a rewrite makes a new file), how many bytes it covers, and the last bytes before
+that point; when the same file still holds those bytes there, only what was appended
+since is parsed and folded. Anything else (a gc, a merge, a hand edit, a
 cache from another Python) falls back to a full read. The cache is an optimisation only:
 failing to read or write it never fails a read.
 
@@ -16,14 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import marshal
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import storage
 from . import log
 
-_VERSION = (1, sys.version_info[:2])
+_VERSION = (2, sys.version_info[:2])
 _TAIL = 256
 # Rewriting the cache file costs about as much as folding a few thousand lines, so a
 # small growth is folded again by the next reader rather than saved every time.
@@ -44,9 +46,57 @@ def _load(cache_path: Path) -> dict[str, Any] | None:
 
 
 def _save(cache_path: Path, record: dict[str, Any]) -> None:
+    if _deferred is not None:
+        _deferred.append((cache_path, record))
+        return
     # A read-only or full disk only costs the next read a full fold.
     with contextlib.suppress(OSError):
         storage.atomic_write(cache_path, marshal.dumps(record), durable=False)
+
+
+# Saves held back by `defer_saves` (None: save at once).
+_deferred: list[tuple[Path, dict[str, Any]]] | None = None
+
+
+def defer_saves() -> None:
+    """Hold cache saves back until `flush_saves`: a command that prints a context saves
+    after its output is out (a 40k-line fold takes ~50 ms to write)."""
+    global _deferred
+    _deferred = []
+
+
+def flush_saves(*, detach: bool = False) -> None:
+    """Write the saves held back. With `detach` (a command about to exit, its output
+    flushed), in a forked child that lets go of stdin, stdout and stderr at once, so
+    whoever reads the output sees its end now; where fork is missing, here and now."""
+    global _deferred
+    pending, _deferred = _deferred or [], None
+    if not pending:
+        return
+    child = -1  # no child: save here
+    if detach and hasattr(os, "fork"):
+        with contextlib.suppress(OSError):
+            child = os.fork()
+    if child > 0:
+        return
+    if child == 0:
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            for cache_path, record in pending:
+                _save(cache_path, record)
+        finally:
+            os._exit(0)
+    for cache_path, record in pending:
+        _save(cache_path, record)
+
+
+class Position(NamedTuple):
+    """Where a fold stopped: the bytes it covers (whole lines), the last of them."""
+
+    offset: int
+    tail: bytes
 
 
 def read_folded(
@@ -56,26 +106,55 @@ def read_folded(
     the cache at `cache_path` (None: no cache file, only the in-process memo). With `top`
     (a project log), relative paths are resolved against it as lines are folded, so the
     cache holds them resolved, for this clone's location only."""
+    state, health, _ = read_folded_at(path, cache_path, top)
+    return state, health
+
+
+def grown_by(path: Path, at: Position) -> bytes | None:
+    """What the file at `path` holds after `at` when it has only grown since (the bytes
+    before `at` end as they did), else None. b"" when it has not changed."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, at.offset - len(at.tail)))
+            if f.read(len(at.tail)) != at.tail or f.tell() != at.offset:
+                return None
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def read_folded_at(
+    path: Path, cache_path: Path | None, top: Path | None = None
+) -> tuple[log.Folded, log.Health, Position]:
+    """`read_folded`, and the position the fold covers up to (a torn last line is not
+    folded: it is read again once whole)."""
     where = str(top) if top is not None else None
     try:
-        size = path.stat().st_size
+        st = path.stat()
     except FileNotFoundError:
-        return log.Folded(), log.Health()
+        return log.Folded(), log.Health(), Position(0, b"")
     record = _memory.get(path) or (_load(cache_path) if cache_path else None)
-    if record is not None and record.get("top") != where:
-        record = None  # resolved against another location (a moved clone)
+    size, file = st.st_size, (st.st_dev, st.st_ino)
+    if record is not None and (record.get("top") != where or record.get("file") != file):
+        # Resolved against another location (a moved clone), or another file: a log
+        # rewritten (gc, git, an atomic save) can end in the same bytes as before.
+        record = None
     previous = record
     start, state, total, bad = 0, log.Folded(), 0, 0
-    with path.open("rb") as f:
-        if record and size >= record["offset"]:
-            f.seek(record["offset"] - len(record["tail"]))
-            if f.read(len(record["tail"])) == record["tail"]:
-                start = record["offset"]
-                # Copies: the caller may change what it gets; the memo must not change.
-                state = log.Folded(dict(record["entries"]), dict(record["dead"]))
-                total, bad = record["total"], record["bad"]
-        f.seek(start)
-        data = f.read()
+    data = None
+    if record and size >= record["offset"]:
+        data = grown_by(path, Position(record["offset"], record["tail"]))
+    if data is not None:
+        assert record is not None
+        start = record["offset"]
+        # Copies: the caller may change what it gets; the memo must not change.
+        state = log.Folded(dict(record["entries"]), dict(record["dead"]))
+        total, bad = record["total"], record["bad"]
+    else:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return log.Folded(), log.Health(), Position(0, b"")
     # Only whole lines are folded; a torn last line is read again next time.
     end = data.rfind(b"\n") + 1
     entries, health = log.parse(data[:end])
@@ -91,6 +170,7 @@ def read_folded(
         record = {
             "version": _VERSION,
             "top": where,
+            "file": file,
             "offset": offset,
             "tail": tail,
             "entries": dict(state.entries),
@@ -111,4 +191,4 @@ def read_folded(
         bad + health.bad_lines + rest.bad_lines,
         end < len(data),
     )
-    return state, result
+    return state, result, Position(offset, record["tail"])

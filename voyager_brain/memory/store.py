@@ -19,12 +19,15 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import repo, storage
 from ..errors import EntryError
 from ..paths import decay_stamp_path, personal_log_path
 from . import log
+
+if TYPE_CHECKING:
+    from .view import MemoryView
 
 PERSONAL, PROJECT = "personal", "project"
 ALWAYS_PERSONAL = ("identity", "user")
@@ -110,6 +113,14 @@ class MemoryStore:
                 state.dead.pop(entry_id, None)
                 origin[entry_id] = PROJECT
         return Snapshot(state, origin, health)
+
+    def view(self) -> MemoryView:
+        """Both logs as the context reads them (live entries by type, learnings ranked),
+        kept by the process and brought up to date with only the lines appended since
+        its last look. Read-only: the entries are shared, not copied."""
+        from .view import current_view
+
+        return current_view(self.personal, self.project, self.top if self.project else None)
 
     def _to_project(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         field = log.PATH_FIELDS.get(str(entry.get("type")))

@@ -1,0 +1,275 @@
+"""Both memory logs as the session-start context reads them, kept current in place.
+
+An agent loop builds the context again and again in one process while the logs grow by
+a few lines at a time. `MemoryStore.snapshot()` folds both logs from their caches and
+merges them on every call, and ranking the learnings scores every one of them: linear in
+the log each time. A `MemoryView` keeps what those produce (the live entries of both
+logs merged, grouped by type, and the learnings' rank keys with the best of them in
+order) and applies only the lines appended since its last look, so a call after an
+append costs what the new lines cost. Anything else (a log rewritten by gc, a merge, a
+hand edit, a log replaced by another file) builds the view again from the fold caches.
+
+The view is read-only for its callers: they get the entries themselves, not copies.
+
+Order is the snapshot's: the personal log's entries in its fold order (a project entry
+with the same id in that place), then the project's own in its fold order. Each entry's
+place is a number (`order`): its position in the personal fold, or `_PROJECT` plus its
+position in the project fold, so a line appended to either log finds its place without
+moving the others.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from . import log, rank
+from .cache import Position, grown_by, read_folded_at
+
+_PROJECT = 1 << 53  # project-only entries come after every personal one
+_TAIL = 256
+
+Entry = dict[str, Any]
+
+
+class _Log:
+    """One log as far as the view has applied it."""
+
+    def __init__(self, path: Path, cache_path: Path | None, top: Path | None) -> None:
+        self.path, self.cache_path, self.top = path, cache_path, top
+        state, _, self.at = read_folded_at(path, cache_path, top)
+        self.entries, self.dead = state.entries, state.dead
+        # The fold's dict order as numbers, kept for every id once live (a resurrected
+        # entry moves to the end, as in the fold).
+        self.seq = dict(zip(self.entries, range(len(self.entries)), strict=True))
+        self.next = len(self.entries)
+        self.identity = _identity(path)
+
+    def advance(self, touched: set[str]) -> bool:
+        """Fold the lines appended since; False when the file changed otherwise."""
+        if _identity(self.path) != self.identity:
+            return False
+        if self.identity is None:  # missing then, missing now
+            return True
+        data = grown_by(self.path, self.at)
+        if data is None:
+            return False
+        end = data.rfind(b"\n") + 1
+        if not end:
+            return True
+        lines, _ = log.parse(data[:end])
+        if self.top is not None:
+            log.resolve_paths(lines, str(self.top))
+        entries, dead, seq = self.entries, self.dead, self.seq
+        for line in lines:  # log.fold, keeping the positions
+            if line.get("type") == "tombstone":
+                target = line.get("target_id")
+                if isinstance(target, str):
+                    entries.pop(target, None)
+                    dead[target] = line
+                    touched.add(target)
+                continue
+            entry_id = line["id"]
+            dead.pop(entry_id, None)
+            if entry_id not in entries:
+                seq[entry_id] = self.next
+                self.next += 1
+            entries[entry_id] = line
+            touched.add(entry_id)
+        self.at = Position(self.at.offset + end, (self.at.tail + data[:end])[-_TAIL:])
+        return True
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    # A rewrite (gc, git, an atomic save) makes a new file: never mistaken for growth.
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class _Ranking:
+    """The learnings' rank keys at one cwd, valid from `now` until `until` (the first
+    moment a score drops), and the largest of them in ascending order: `top` holds the
+    `len(top)` largest keys of all (`complete`: all of them). A key is (score, created,
+    order, id): the order tells every two apart, so the id is never compared."""
+
+    def __init__(self, cwd: str, now: datetime, learnings: dict[str, Entry], order: dict[str, int]):
+        self.cwd, self.now = cwd, now
+        ids = list(learnings)
+        self._keys, self.until = rank.Scorer(now, cwd).keys(
+            list(learnings.values()), map(order.__getitem__, ids), ids
+        )
+        self._by_id: dict[str, rank.RankKey] | None = None  # made at the first update
+        self.top: list[rank.RankKey] = []
+        self.complete = not self._keys
+
+    def valid(self, now: datetime) -> bool:
+        return self.now <= now and (self.until is None or now < self.until)
+
+    def _index(self) -> dict[str, rank.RankKey]:
+        if self._by_id is None:
+            self._by_id = {key[3]: key for key in self._keys}
+            self._keys = []
+        return self._by_id
+
+    def update(self, now: datetime, changed: Iterable[str], view: MemoryView) -> None:
+        index = self._index()
+        changed = list(changed)
+        for entry_id in changed:
+            old = index.pop(entry_id, None)
+            if old is not None:
+                n = bisect.bisect_left(self.top, old)
+                if n < len(self.top) and self.top[n] == old:
+                    del self.top[n]
+        ids = [i for i in changed if view.entries.get(i, {}).get("type") == "learning"]
+        if ids:
+            keys, until = rank.Scorer(now, self.cwd).keys(
+                [view.entries[i] for i in ids], map(view.order.__getitem__, ids), ids
+            )
+            if until is not None and (self.until is None or until < self.until):
+                self.until = until
+            for key in keys:
+                index[key[3]] = key
+                if self.complete or (self.top and key > self.top[0]):
+                    bisect.insort(self.top, key)
+
+    def _all(self) -> Iterable[rank.RankKey]:
+        return self._keys if self._by_id is None else self._by_id.values()
+
+    def head(self, limit: int | None) -> list[rank.RankKey]:
+        if limit is None:
+            return sorted(self._all(), reverse=True)
+        if len(self.top) < limit and not self.complete:
+            keys = list(self._all())
+            # Newest first: most later keys are turned away with one comparison.
+            self.top = sorted(heapq.nlargest(limit, reversed(keys)))
+            self.complete = limit >= len(keys)
+        return self.top[::-1][:limit]
+
+
+class MemoryView:
+    """The personal and project logs merged, by type, current as of `refresh()`."""
+
+    def __init__(self, personal: Path, project: Path | None, top: Path | None) -> None:
+        self._paths = (personal, project, top)
+        self._build()
+
+    def _build(self) -> None:
+        personal, project, top = self._paths
+        mine = _Log(personal, personal.parent / "cache" / f"{personal.name}.fold", None)
+        self._logs = [mine]
+        entries = dict(mine.entries)
+        order = dict(zip(mine.entries, range(len(mine.entries)), strict=True))
+        if project is not None:
+            ours = _Log(project, project.parent / "cache" / "memory.jsonl.fold", top)
+            self._logs.append(ours)
+            for target in ours.dead.keys() & entries.keys():
+                del entries[target], order[target]
+            entries.update(ours.entries)
+            project_order = dict(
+                zip(ours.entries, range(_PROJECT, _PROJECT + len(ours.entries)), strict=True)
+            )
+            # An id in both logs keeps its personal place (the snapshot's order).
+            project_order.update((i, order[i]) for i in ours.entries.keys() & order.keys())
+            order.update(project_order)
+        self.entries: dict[str, Entry] = entries
+        self.order: dict[str, int] = order
+        self._by_type: dict[str, dict[str, Entry]] = {}
+        for entry_id, entry in entries.items():
+            self._by_type.setdefault(str(entry.get("type")), {})[entry_id] = entry
+        self._lists: dict[str, list[Entry]] = {}
+        # By cwd (the project boost depends on it), with the learnings changed since.
+        self._rankings: dict[str, tuple[_Ranking, set[str]]] = {}
+
+    def refresh(self) -> None:
+        """Apply what was appended to either log since; rebuild on anything else."""
+        touched: set[str] = set()
+        if not all(part.advance(touched) for part in self._logs):
+            self._build()
+            return
+        for entry_id in touched:
+            self._settle(entry_id)
+
+    def _settle(self, entry_id: str) -> None:
+        """Make the merged view of one id what the two folds now say."""
+        mine = self._logs[0]
+        ours = self._logs[1] if len(self._logs) > 1 else None
+        new: Entry | None
+        if ours is not None and entry_id in ours.entries:
+            new = ours.entries[entry_id]
+        elif (ours is not None and entry_id in ours.dead) or entry_id not in mine.entries:
+            new = None
+        else:
+            new = mine.entries[entry_id]
+        place = None
+        if new is not None:
+            place = (
+                mine.seq[entry_id] if entry_id in mine.entries else _PROJECT + ours.seq[entry_id]  # type: ignore[union-attr]
+            )
+        old = self.entries.get(entry_id)
+        if old is new and self.order.get(entry_id) == place:
+            return
+        if old is not None:
+            kind = str(old.get("type"))
+            del self._by_type[kind][entry_id]
+            self._lists.pop(kind, None)
+            del self.entries[entry_id]
+            del self.order[entry_id]
+        if new is not None and place is not None:
+            kind = str(new.get("type"))
+            self._by_type.setdefault(kind, {})[entry_id] = new
+            self._lists.pop(kind, None)
+            self.entries[entry_id] = new
+            self.order[entry_id] = place
+        if (old is not None and old.get("type") == "learning") or (
+            new is not None and new.get("type") == "learning"
+        ):
+            for _, changed in self._rankings.values():
+                changed.add(entry_id)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def of_type(self, type_: str) -> list[Entry]:
+        """The live entries of one type, in the snapshot's order."""
+        found = self._lists.get(type_)
+        if found is None:
+            group = self._by_type.get(type_, {})
+            ids = sorted(group, key=self.order.__getitem__)
+            found = self._lists[type_] = [group[i] for i in ids]
+        return found
+
+    def count(self, type_: str) -> int:
+        return len(self._by_type.get(type_, ()))
+
+    def top_learnings(
+        self, now: datetime, cwd: str, limit: int | None
+    ) -> tuple[list[Entry], datetime | None]:
+        """`rank.top_learnings` of the live learnings (ties broken by the snapshot's
+        order): the best `limit` (all with None), and when a score next drops."""
+        ranking, changed = self._rankings.get(cwd) or (None, set())
+        if ranking is None or not ranking.valid(now):
+            ranking = _Ranking(cwd, now, self._by_type.get("learning", {}), self.order)
+        elif changed:
+            ranking.update(now, changed, self)
+        self._rankings[cwd] = (ranking, set())
+        return [self.entries[key[3]] for key in ranking.head(limit)], ranking.until
+
+
+_views: dict[tuple[Path, Path | None, Path | None], MemoryView] = {}
+
+
+def current_view(personal: Path, project: Path | None, top: Path | None) -> MemoryView:
+    """The process's view of these logs, brought up to date."""
+    key = (personal, project, top)
+    view = _views.get(key)
+    if view is None:
+        view = _views[key] = MemoryView(personal, project, top)
+    else:
+        view.refresh()
+    return view
