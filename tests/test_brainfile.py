@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from voyager_brain import CorruptFileError, TemplateError
@@ -20,6 +20,7 @@ from voyager_brain.brainfile import (
     reference_heading_lines,
     render,
 )
+from voyager_brain.errors import InvalidEntryError
 from voyager_brain.model import ENTRY_TYPES, BrainEntry
 from voyager_brain.render import Templates
 
@@ -321,6 +322,7 @@ documents = st.builds(
 def test_parse_of_render_gives_back_the_document(doc: BrainDocument) -> None:
     back = roundtrip(doc)
     assert back.entries == doc.entries
+    assert [e.key for e in back.entries] == [e.key for e in doc.entries]
     assert (back.project, dict(back.meta)) == (doc.project, doc.meta)
     assert back.preamble == ((doc.preamble or "").strip("\n") or None)
     assert back.warnings == ()
@@ -361,3 +363,40 @@ def test_is_heading_reads_one_line_as_the_parser_does() -> None:
     assert not is_heading("## Observation — yesterday")
     assert not is_heading("\\## Observation — 2026-03-21T14:30:00Z")
     assert not is_heading("### Observation — 2026-03-21T14:30:00Z")
+
+
+_raw_line = st.one_of(
+    st.sampled_from(
+        [
+            "## Observation — 2026-03-21T14:30:00Z",
+            "## Decision - 2026-03-21T16:30:00+02:00",
+            "<!-- source: agent -->",
+            "<!-- source: a --> b -->",
+            "<!-- source:  -->",
+            "```",
+            "text\r",
+            "",
+            FENCE_MARKER.format(n=1, s=""),
+        ]
+    ),
+    _text_line,
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(_raw_line, max_size=14).map("\n".join))
+@example(  # a closing fence we added, after a blank line: the text ends in a newline
+    "\n".join(["## Observation — 2026-03-21T14:30:00Z", "text", "", "```", FENCE_MARKER])
+    .replace("{n}", "1")
+    .replace("{s}", "")
+)
+def test_parsed_entries_are_the_entries_the_checks_make(text: str) -> None:
+    """The parser builds entries without the constructor's checks where they cannot
+    fail; the result (and the identity key) is what the checked constructor gives."""
+    try:
+        doc = parse("# P Brain — Session Context\n" + text, PATH)
+    except InvalidEntryError:
+        return  # the checks refused a section, as they did before
+    for e in doc.entries:
+        checked = BrainEntry(e.type, e.content, e.timestamp, e.source)
+        assert (e, e.key) == (checked, checked.key)

@@ -366,7 +366,7 @@ SectionMemo = dict[tuple[str, datetime, str], BrainEntry]
 
 def _entry(type_: str, stamp: datetime, section: list[str]) -> BrainEntry:
     content, source = decode_block(section)
-    return BrainEntry(type_, content, stamp, source)
+    return BrainEntry.parsed(type_, content, stamp, source)
 
 
 def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> BrainDocument:
