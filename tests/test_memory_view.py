@@ -31,9 +31,10 @@ TIMES = [
 TIMES += ["2026-05-20T08:00:00+02:00"]  # another spelling: ranked the slow way
 
 
-def reference(home: Path, top: Path) -> log.Folded:
+def reference(home: Path, top: Path) -> tuple[log.Folded, set[str]]:
     """The snapshot's rule, from scratch: the personal fold, then the project's
-    tombstones remove and its entries replace (in place) or come after."""
+    tombstones remove and its entries replace (in place) or come after. And the ids the
+    project log holds."""
     personal = log.fold(log.read(home / "memory.jsonl")[0])
     entries, _ = log.read(top / ".voyager" / "memory.jsonl")
     log.resolve_paths(entries, str(top))
@@ -42,7 +43,7 @@ def reference(home: Path, top: Path) -> log.Folded:
     for target in project.dead:
         merged.pop(target, None)
     merged.update(project.entries)
-    return log.Folded(merged, {})
+    return log.Folded(merged, {}), set(project.entries)
 
 
 def entry(kind: str, n: int, created: str, extra: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +105,10 @@ def apply(op: tuple[Any, ...], paths: dict[str, Path]) -> None:
 
 
 def check(view: MemoryView, home: Path, top: Path) -> None:
-    expected = Grouped(reference(home, top))
+    folded, in_project = reference(home, top)
+    expected = Grouped(folded)
+    for entry_id in folded.entries:
+        assert view.origin(entry_id) == ("project" if entry_id in in_project else "personal")
     for kind in set(TYPES):
         assert view.of_type(kind) == expected.of_type(kind), kind
         assert view.count(kind) == expected.count(kind)

@@ -12,10 +12,8 @@ Standard library only: session start folds this file.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
-import secrets
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -63,11 +61,15 @@ NATURAL_KEYS: dict[str, str] = {"identity": "key", "user": "key", "meta": "key",
 
 def deterministic_id(type_: str, natural_key: str) -> str:
     """``sha256("type:naturalKey")[:8]``, the id of identity, user, meta and context."""
+    import hashlib  # only writers need ids: readers (every session start) skip the import
+
     return hashlib.sha256(f"{type_}:{natural_key}".encode()).hexdigest()[:8]
 
 
 def random_id() -> str:
     """Eight random hex characters, the id of every other entry."""
+    import secrets
+
     return secrets.token_hex(4)
 
 

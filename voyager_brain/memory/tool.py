@@ -267,16 +267,18 @@ def _list(store: MemoryStore, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _decay(store: MemoryStore, after_days: int, min_score: int) -> dict[str, Any]:
-    snapshot = store.snapshot()
+    # The view, not a snapshot: decay runs at session start, whose context reads the
+    # same view next (its fold is not copied, and the tombstones are applied as lines).
+    view = store.view()
     stale = rank.decay_candidates(
-        snapshot.state.live("learning"),
+        view.of_type("learning"),
         store.clock(),
         after_days=after_days,
         min_score=min_score,
         cwd=str(store.cwd),
     )
     for name in (PERSONAL, PROJECT):
-        tombs = [_tombstone(store, e, "decay") for e in stale if snapshot.origin[e["id"]] == name]
+        tombs = [_tombstone(store, e, "decay") for e in stale if view.origin(e["id"]) == name]
         if tombs:
             store.write(tombs, name)
     noun = "learning" if len(stale) == 1 else "learnings"

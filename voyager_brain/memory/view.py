@@ -184,6 +184,8 @@ class MemoryView:
         for entry_id, entry in entries.items():
             self._by_type.setdefault(str(entry.get("type")), {})[entry_id] = entry
         self._lists: dict[str, list[Entry]] = {}
+        # Types whose group is still in the order it was built in, the snapshot's.
+        self._in_order = set(self._by_type)
         # By cwd (the project boost depends on it), with the learnings changed since.
         self._rankings: dict[str, tuple[_Ranking, set[str]]] = {}
 
@@ -219,12 +221,14 @@ class MemoryView:
             kind = str(old.get("type"))
             del self._by_type[kind][entry_id]
             self._lists.pop(kind, None)
+            self._in_order.discard(kind)
             del self.entries[entry_id]
             del self.order[entry_id]
         if new is not None and place is not None:
             kind = str(new.get("type"))
             self._by_type.setdefault(kind, {})[entry_id] = new
             self._lists.pop(kind, None)
+            self._in_order.discard(kind)
             self.entries[entry_id] = new
             self.order[entry_id] = place
         if (old is not None and old.get("type") == "learning") or (
@@ -240,9 +244,17 @@ class MemoryView:
         found = self._lists.get(type_)
         if found is None:
             group = self._by_type.get(type_, {})
-            ids = sorted(group, key=self.order.__getitem__)
-            found = self._lists[type_] = [group[i] for i in ids]
+            if type_ in self._in_order:
+                found = list(group.values())
+            else:
+                found = [group[i] for i in sorted(group, key=self.order.__getitem__)]
+            self._lists[type_] = found
         return found
+
+    def origin(self, entry_id: str) -> str:
+        """Which log holds the live entry `entry_id`: "project" or "personal"."""
+        ours = self._logs[1] if len(self._logs) > 1 else None
+        return "project" if ours is not None and entry_id in ours.entries else "personal"
 
     def count(self, type_: str) -> int:
         return len(self._by_type.get(type_, ()))
