@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from voyager_brain.memory.rank import (
     DedupResult,
-    Scorer,
     age_days,
     check_duplicate,
     decay_candidates,
@@ -562,76 +561,17 @@ def test_no_score_changes_before_the_next_change_and_one_does_at_it(ages: list[t
     assert [score(e, soonest) for e in entries] != scores_now
 
 
-_seed_moment = st.datetimes(
-    min_value=datetime(2025, 6, 1), max_value=datetime(2026, 9, 1), timezones=st.just(UTC)
-).map(iso)
-
-
-@given(
-    st.lists(
-        st.tuples(
-            _seed_moment,
-            st.none() | _seed_moment,
-            st.sampled_from(["auto", "manual", None]),
-            st.sampled_from(["project", "global", None]),
-            st.sampled_from([None, PROJECT, os.path.join(PROJECT, "src"), "/elsewhere", ""]),
-        ),
-        min_size=1,
-        max_size=30,
-    ),
-    st.datetimes(min_value=datetime(2026, 1, 1), max_value=datetime(2026, 8, 1)),
-    st.sampled_from([None, PROJECT, os.path.join(PROJECT, "src", "deep")]),
-)
-def test_seed_format_fast_path_ranks_and_decays_as_each_entry_alone(
-    rows: list[tuple[str, str | None, str | None, str | None, str | None]],
-    now: datetime,
-    cwd: str | None,
-) -> None:
-    """Logs in the seed's own time format are ranked by comparing the strings (no time
-    parsed): the order, the next score change and decay are exactly what parsing every
-    time gives, also when `now` has microseconds (the week boundaries are not whole
-    milliseconds)."""
-    now = now.replace(tzinfo=UTC)
-    entries = []
-    for n, (created, updated, source, scope, path) in enumerate(rows):
-        entry: dict[str, Any] = {"id": f"{n:08x}", "type": "learning", "text": f"t{n}"}
-        entry["created"] = created
-        for field, value in (("updated", updated), ("source", source), ("scope", scope)):
-            if value is not None:
-                entry[field] = value
-        if path is not None:
-            entry["projectPath"] = path
-        entries.append(entry)
-    scorer = Scorer(now, cwd)
-    assert scorer.seed_times(entries) is not None  # the fast path is what is tested
-
-    def created_at(entry: dict[str, Any]) -> datetime:
-        return datetime.fromisoformat(entry["created"])
-
-    expected = sorted(
-        range(len(entries)),
-        key=lambda i: (score(entries[i], now, cwd), created_at(entries[i]), i),
-        reverse=True,
-    )
-    ranked, soonest = top_learnings(entries, now, cwd)
-    assert ranked == [entries[i] for i in expected]
-    _, changed = scorer.times(entries)
-    assert soonest == scorer.next_change(changed)
-    stale = decay_candidates(entries, now, cwd=cwd)
-    assert stale == [e for e in entries if age_days(e, now) > 90 and score(e, now, cwd) < 3]
-
-
 @pytest.mark.parametrize(
     "odd",
     [
-        {"created": "2026-02-31T00:00:00.000Z"},  # the regex's shape, not a date
+        {"created": "2026-02-31T00:00:00.000Z"},  # not a date
         {"created": "2026-05-01T00:00:00Z"},  # no milliseconds
         {"updated": "2026-05-01 00:00:00.000Z"},
         {"projectPath": ["not", "hashable"], "scope": "project"},
         {"source": {"un": "hashable"}},
     ],
 )
-def test_an_entry_off_the_seed_format_is_ranked_the_slow_way_alike(odd: dict[str, Any]) -> None:
+def test_an_odd_entry_is_ranked_as_scoring_each_entry_alone(odd: dict[str, Any]) -> None:
     entries = [learning(f"t{n}", id_=f"{n}", age=days(n * 5)) for n in range(6)]
     entries[2] = {**entries[2], **odd}
     expected = sorted(

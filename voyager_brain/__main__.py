@@ -8,6 +8,7 @@ imported. Everything else (``--help`` included) goes to the click CLI.
 
 from __future__ import annotations
 
+import gc
 import io
 import sys
 
@@ -18,6 +19,11 @@ if TYPE_CHECKING:
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv[:1] in (["hook"], ["context"], ["merge-driver"]):
+        # Short-lived, and building tens of thousands of small objects (folds, rank
+        # keys): the cycle collector would walk them all again and again for nothing
+        # to collect; reference counting still frees what is dropped.
+        gc.disable()
     if len(argv) == 3 and argv[:2] == ["hook", "claude"] and not argv[2].startswith("-"):
         from .hooks import claude
 

@@ -13,9 +13,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
-from itertools import compress, repeat
-from operator import add, eq, is_not, itemgetter, mul
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 __all__ = [
@@ -47,41 +45,9 @@ _MANUAL_BOOST = 2
 # the oldest rather than raising.
 _EPOCH_FLOOR = datetime.min.replace(tzinfo=UTC)
 
-# The seed's own time format (what every line we write carries). Strings of it compare
-# like the times they name, so a log written in it is ranked without parsing a time.
-_SEED_TIMES = re.compile(
-    r"(?:[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
-    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z\n)*"
-)
-_FLOOR_KEY = "0001-01-01T00:00:00.000Z"
-
-#: How learnings are ordered: (score, created as a time key, then what the caller adds
-#: to tell ties apart: a position, later is larger); largest first.
+#: How learnings are ordered: (score, created, then what the caller adds to tell ties
+#: apart: a position, later is larger); largest first.
 RankKey = tuple[Any, ...]
-
-
-def time_key(when: datetime | None) -> str:
-    """A string that orders like the time (None: the oldest), and is the time itself in
-    the seed's format when it has whole milliseconds: so a log in the seed's format is
-    ordered by its strings as they are. Finer times add the microseconds after the Z,
-    which sorts them after the same millisecond and before the next."""
-    if when is None:
-        return _FLOOR_KEY
-    try:
-        moment = when.astimezone(UTC).replace(tzinfo=None)
-    except OverflowError:  # within a day of year 1: as old as can be
-        return _FLOOR_KEY
-    text = moment.isoformat("T", "microseconds")  # four-digit years, unlike strftime
-    micro = text[-3:]
-    return text[:-3] + "Z" + ("" if micro == "000" else micro)
-
-
-def _seed_time(when: datetime) -> str | None:
-    """`when` floored to the millisecond in the seed's format; None when it has none."""
-    moment = when.astimezone(UTC)
-    if moment.year < 1000:
-        return None
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def normalize_text(text: str) -> str:
@@ -273,17 +239,13 @@ class Scorer:
     ) -> list[int]:
         """The score of each learning, given its last change from `times`."""
         weeks_ago = self._weeks_ago
-        # The project boost of each path string, looked up inline (a call per entry costs).
-        paths = {
-            path
-            for e in learnings
-            if e.get("scope") == "project" and isinstance(path := e.get("projectPath"), str)
-        }
-        boost = {path: _PROJECT_BOOST if self.in_project(path) else 0 for path in paths}
+        # The project boost of each path string, looked up inline (a call per entry
+        # costs): computed the first time a path is seen, in the one pass below.
+        boost = _Boosts(self)
         return [
             (_RECENCY_MAX if when is None else bisect.bisect_left(weeks_ago, when))
             + (
-                boost.get(path, 0)
+                boost[path]
                 if entry.get("scope") == "project"
                 and isinstance(path := entry.get("projectPath"), str)
                 else 0
@@ -292,91 +254,32 @@ class Scorer:
             for entry, when in zip(learnings, changed, strict=True)
         ]
 
-    def seed_times(self, learnings: Sequence[dict[str, Any]]) -> tuple[list[str], list[str]] | None:
-        """Each learning's ``created`` and last change as written, when every one of them
-        is in the seed's format (a valid date); else None. The work is done by C loops
-        (map, join, one regex over all of them): a call per entry would cost more."""
-        try:
-            created: list[str] = list(map(itemgetter("created"), learnings))
-            updated = list(map(dict.get, learnings, repeat("updated")))
-            changed: list[Any] = created.copy()
-            touched = list(compress(range(len(updated)), map(is_not, updated, repeat(None))))
-            for n in touched:
-                changed[n] = updated[n]
-            text = "\n".join(created) + "\n" + "".join(changed[n] + "\n" for n in touched)
-        except (KeyError, TypeError):
-            return None
-        if text != "\n" and not _SEED_TIMES.fullmatch(text):
-            return None
-        try:  # the regex allows 2026-02-31: each distinct date is checked once
-            for day in set(map(itemgetter(slice(0, 10)), created + changed)):
-                date.fromisoformat(day)
-        except ValueError:
-            return None
-        return created, changed
-
     def keys(
-        self,
-        learnings: Sequence[dict[str, Any]],
-        *ties: Iterable[Any],
-        seed: tuple[list[str], list[str]] | None = None,
+        self, learnings: Sequence[dict[str, Any]], *ties: Iterable[Any]
     ) -> tuple[list[RankKey], datetime | None]:
-        """The rank key of each learning (score, creation time key, then its value in
-        each of `ties`) and `next_change` of them all. `seed`: what `seed_times` gave for
-        them, when the caller has it."""
-        seed = seed or (self.seed_times(learnings) if learnings else None)
-        if seed is not None:
-            boundaries = [_seed_time(b) for b in self._weeks_ago]
-            if None not in boundaries:
-                try:
-                    return self._seed_keys(learnings, ties, *seed, boundaries)  # type: ignore[arg-type]
-                except TypeError:  # an unhashable projectPath or source
-                    pass
+        """The rank key of each learning (score, creation time, then its value in each
+        of `ties`) and `next_change` of them all."""
         created, changed = self.times(learnings)
         scores = self.scores(learnings, changed)
+        # An unreadable creation time sorts as the oldest.
+        when = [c or _EPOCH_FLOOR for c in created] if None in created else created
         return (
-            list(zip(scores, map(time_key, created), *ties, strict=False)),  # ties may go on
+            list(zip(scores, when, *ties, strict=False)),  # ties may go on (repeat)
             self.next_change(changed),
         )
 
-    def _seed_keys(
-        self,
-        learnings: Sequence[dict[str, Any]],
-        ties: Sequence[Iterable[Any]],
-        created: list[str],
-        changed: list[str],
-        boundaries: list[str],
-    ) -> tuple[list[RankKey], datetime | None]:
-        # A time of whole milliseconds is after a boundary exactly when it is after the
-        # boundary floored to the millisecond: comparing the strings is comparing times.
-        scores: Iterable[int] = map(bisect.bisect_left, repeat(boundaries), changed)
-        sources = list(map(dict.get, learnings, repeat("source")))
-        if "manual" in sources:
-            manual_boost: dict[Any, int] = {"manual": _MANUAL_BOOST}
-            scores = map(add, scores, map(manual_boost.get, sources, repeat(0)))
-        scopes = list(map(dict.get, learnings, repeat("scope")))
-        if "project" in scopes:
-            paths = list(map(dict.get, learnings, repeat("projectPath")))
-            inside: dict[Any, int] = {
-                path: _PROJECT_BOOST
-                for path in set(paths)
-                if isinstance(path, str) and self.in_project(path)
-            }
-            project = map(eq, scopes, repeat("project"))
-            scores = map(add, scores, map(mul, project, map(inside.get, paths, repeat(0))))
-        # The seed's strings are their own time keys (see time_key).
-        keys = list(zip(scores, created, *ties, strict=False))
-        # The first moment a score drops: for each recency, its oldest change time.
-        ordered = sorted(changed)  # logs are written in time order: nearly sorted already
-        candidates = []
-        for k, boundary in enumerate(boundaries):
-            n = bisect.bisect_right(ordered, boundary)
-            if n < len(ordered):
-                when = ordered[n]
-                r = bisect.bisect_left(boundaries, when)
-                if r == k + 1:
-                    candidates.append(datetime.fromisoformat(when) + (_RECENCY_MAX + 1 - r) * _WEEK)
-        return keys, min(candidates, default=None)
+
+class _Boosts(dict[str, int]):
+    """The project boost by projectPath, each path looked at once (most learnings
+    share a few paths)."""
+
+    def __init__(self, scorer: Scorer) -> None:
+        super().__init__()
+        self.scorer = scorer
+
+    def __missing__(self, path: str) -> int:
+        boost = self[path] = _PROJECT_BOOST if self.scorer.in_project(path) else 0
+        return boost
 
 
 def score(learning: dict[str, Any], now: datetime, cwd: str | None = None) -> int:
@@ -438,21 +341,13 @@ def decay_candidates(
     """
     candidates = [e for e in learnings if e.get("type") == "learning"]
     scorer = Scorer(now, cwd)
+    _, changed = scorer.times(candidates)
     # Older than the limit: changed before now - limit (a time nobody can read is age 0).
     cutoff = scorer.now - timedelta(days=after_days)
-    seed = scorer.seed_times(candidates)
-    keys, _ = scorer.keys(candidates, seed=seed)
-    scores = map(itemgetter(0), keys)
-    # A whole-millisecond time is before the cutoff exactly when it is before the cutoff
-    # rounded up to the millisecond.
-    limit = _seed_time(cutoff + timedelta(microseconds=-cutoff.microsecond % 1000))
-    if seed is not None and limit is not None:
-        old: Iterable[bool] = (when < limit for when in seed[1])
-    else:
-        _, changed = scorer.times(candidates)
-        old = (when is not None and when < cutoff for when in changed)
     return [
         entry
-        for entry, is_old, points in zip(candidates, old, scores, strict=True)
-        if is_old and points < min_score
+        for entry, when, points in zip(
+            candidates, changed, scorer.scores(candidates, changed), strict=True
+        )
+        if when is not None and when < cutoff and points < min_score
     ]

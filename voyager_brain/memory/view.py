@@ -180,9 +180,13 @@ class MemoryView:
             order.update(project_order)
         self.entries: dict[str, Entry] = entries
         self.order: dict[str, int] = order
-        self._by_type: dict[str, dict[str, Entry]] = {}
+        groups: dict[str, dict[str, Entry]] = {}
         for entry_id, entry in entries.items():
-            self._by_type.setdefault(str(entry.get("type")), {})[entry_id] = entry
+            group = groups.get(entry["type"])  # a string: the parser checks it
+            if group is None:
+                group = groups[entry["type"]] = {}
+            group[entry_id] = entry
+        self._by_type = groups
         self._lists: dict[str, list[Entry]] = {}
         # Types whose group is still in the order it was built in, the snapshot's.
         self._in_order = set(self._by_type)
@@ -218,14 +222,14 @@ class MemoryView:
         if old is new and self.order.get(entry_id) == place:
             return
         if old is not None:
-            kind = str(old.get("type"))
+            kind = old["type"]
             del self._by_type[kind][entry_id]
             self._lists.pop(kind, None)
             self._in_order.discard(kind)
             del self.entries[entry_id]
             del self.order[entry_id]
         if new is not None and place is not None:
-            kind = str(new.get("type"))
+            kind = new["type"]
             self._by_type.setdefault(kind, {})[entry_id] = new
             self._lists.pop(kind, None)
             self._in_order.discard(kind)
