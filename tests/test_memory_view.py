@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from voyager_brain.context import Grouped
 from voyager_brain.memory import log
+from voyager_brain.memory.rank import decay_candidates
 from voyager_brain.memory.view import MemoryView
 
 NOW = datetime(2026, 6, 1, 12, 0, 0, 250_000, tzinfo=UTC)
@@ -119,6 +120,16 @@ def check(view: MemoryView, home: Path, top: Path) -> None:
             assert got == want, (cwd, limit)
             # Never later than the truth: a drop it has not seen only ends the cache early.
             assert soonest is None or (until is not None and until <= soonest)
+        for after_days, min_score in ((90, 3), (30, 8), (1, 18)):
+            stale = view.stale_learnings(NOW, cwd, after_days, min_score)
+            expected_stale = decay_candidates(
+                expected.of_type("learning"),
+                NOW,
+                after_days=after_days,
+                min_score=min_score,
+                cwd=cwd,
+            )
+            assert stale == expected_stale, (cwd, after_days)
 
 
 @settings(max_examples=300, deadline=None)

@@ -259,13 +259,31 @@ class Scorer:
     ) -> tuple[list[RankKey], datetime | None]:
         """The rank key of each learning (score, creation time, then its value in each
         of `ties`) and `next_change` of them all."""
+        scores, created, changed = self.rows(learnings)
+        return (
+            list(zip(scores, created, *ties, strict=False)),  # ties may go on (repeat)
+            self.next_change(changed),
+        )
+
+    def rows(
+        self, learnings: Sequence[dict[str, Any]]
+    ) -> tuple[list[int], list[datetime], list[datetime | None]]:
+        """Each learning's score, creation time as ranked (an unreadable one as the
+        oldest) and last change (None where unreadable)."""
         created, changed = self.times(learnings)
         scores = self.scores(learnings, changed)
-        # An unreadable creation time sorts as the oldest.
-        when = [c or _EPOCH_FLOOR for c in created] if None in created else created
+        if None in created:
+            return scores, [c or _EPOCH_FLOOR for c in created], changed
+        return scores, created, changed  # type: ignore[return-value]
+
+    def stale(self, points: int, changed: datetime | None, after_days: int, min_score: int) -> bool:
+        """Whether a learning with this score and last change decays: untouched for more
+        than `after_days` (a time nobody can read is age 0) and scoring below
+        `min_score`."""
         return (
-            list(zip(scores, when, *ties, strict=False)),  # ties may go on (repeat)
-            self.next_change(changed),
+            changed is not None
+            and changed < self.now - timedelta(days=after_days)
+            and points < min_score
         )
 
 
@@ -341,13 +359,9 @@ def decay_candidates(
     """
     candidates = [e for e in learnings if e.get("type") == "learning"]
     scorer = Scorer(now, cwd)
-    _, changed = scorer.times(candidates)
-    # Older than the limit: changed before now - limit (a time nobody can read is age 0).
-    cutoff = scorer.now - timedelta(days=after_days)
+    scores, _, changed = scorer.rows(candidates)
     return [
         entry
-        for entry, when, points in zip(
-            candidates, changed, scorer.scores(candidates, changed), strict=True
-        )
-        if when is not None and when < cutoff and points < min_score
+        for entry, points, when in zip(candidates, scores, changed, strict=True)
+        if scorer.stale(points, when, after_days, min_score)
     ]

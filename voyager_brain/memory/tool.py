@@ -270,13 +270,7 @@ def _decay(store: MemoryStore, after_days: int, min_score: int) -> dict[str, Any
     # The view, not a snapshot: decay runs at session start, whose context reads the
     # same view next (its fold is not copied, and the tombstones are applied as lines).
     view = store.view()
-    stale = rank.decay_candidates(
-        view.of_type("learning"),
-        store.clock(),
-        after_days=after_days,
-        min_score=min_score,
-        cwd=str(store.cwd),
-    )
+    stale = view.stale_learnings(store.clock(), str(store.cwd), after_days, min_score)
     for name in (PERSONAL, PROJECT):
         tombs = [_tombstone(store, e, "decay") for e in stale if view.origin(e["id"]) == name]
         if tombs:

@@ -24,6 +24,7 @@ import bisect
 import heapq
 from collections.abc import Iterable
 from datetime import datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -97,14 +98,12 @@ class _Ranking:
     """The learnings' rank keys at one cwd, valid from `now` until `until` (the first
     moment a score drops), and the largest of them in ascending order: `top` holds the
     `len(top)` largest keys of all (`complete`: all of them). A key is (score, created,
-    order, id): the order tells every two apart, so the id is never compared."""
+    order, id, last change): the order tells every two apart, so what follows it is
+    never compared."""
 
     def __init__(self, cwd: str, now: datetime, learnings: dict[str, Entry], order: dict[str, int]):
         self.cwd, self.now = cwd, now
-        ids = list(learnings)
-        self._keys, self.until = rank.Scorer(now, cwd).keys(
-            list(learnings.values()), map(order.__getitem__, ids), ids
-        )
+        self._keys, self.until = _keys(rank.Scorer(now, cwd), learnings, order)
         self._by_id: dict[str, rank.RankKey] | None = None  # made at the first update
         self.top: list[rank.RankKey] = []
         self.complete = not self._keys
@@ -129,8 +128,8 @@ class _Ranking:
                     del self.top[n]
         ids = [i for i in changed if view.entries.get(i, {}).get("type") == "learning"]
         if ids:
-            keys, until = rank.Scorer(now, self.cwd).keys(
-                [view.entries[i] for i in ids], map(view.order.__getitem__, ids), ids
+            keys, until = _keys(
+                rank.Scorer(now, self.cwd), {i: view.entries[i] for i in ids}, view.order
             )
             if until is not None and (self.until is None or until < self.until):
                 self.until = until
@@ -139,18 +138,27 @@ class _Ranking:
                 if self.complete or (self.top and key > self.top[0]):
                     bisect.insort(self.top, key)
 
-    def _all(self) -> Iterable[rank.RankKey]:
+    def all(self) -> Iterable[rank.RankKey]:
         return self._keys if self._by_id is None else self._by_id.values()
 
     def head(self, limit: int | None) -> list[rank.RankKey]:
         if limit is None:
-            return sorted(self._all(), reverse=True)
+            return sorted(self.all(), reverse=True)
         if len(self.top) < limit and not self.complete:
-            keys = list(self._all())
+            keys = list(self.all())
             # Newest first: most later keys are turned away with one comparison.
             self.top = sorted(heapq.nlargest(limit, reversed(keys)))
             self.complete = limit >= len(keys)
         return self.top[::-1][:limit]
+
+
+def _keys(
+    scorer: rank.Scorer, learnings: dict[str, Entry], order: dict[str, int]
+) -> tuple[list[rank.RankKey], datetime | None]:
+    ids = list(learnings)
+    scores, created, changed = scorer.rows(list(learnings.values()))
+    keys = list(zip(scores, created, map(order.__getitem__, ids), ids, changed, strict=True))
+    return keys, scorer.next_change(changed)
 
 
 class MemoryView:
@@ -268,13 +276,29 @@ class MemoryView:
     ) -> tuple[list[Entry], datetime | None]:
         """`rank.top_learnings` of the live learnings (ties broken by the snapshot's
         order): the best `limit` (all with None), and when a score next drops."""
+        ranking = self._ranking(now, cwd)
+        return [self.entries[key[3]] for key in ranking.head(limit)], ranking.until
+
+    def stale_learnings(
+        self, now: datetime, cwd: str, after_days: int, min_score: int
+    ) -> list[Entry]:
+        """`rank.decay_candidates` of the live learnings, in order, from the same keys
+        the ranking uses (decay runs at session start, just before the context)."""
+        ranking = self._ranking(now, cwd)
+        scorer = rank.Scorer(now, cwd)
+        stale = [
+            key for key in ranking.all() if scorer.stale(key[0], key[4], after_days, min_score)
+        ]
+        return [self.entries[key[3]] for key in sorted(stale, key=itemgetter(2))]
+
+    def _ranking(self, now: datetime, cwd: str) -> _Ranking:
         ranking, changed = self._rankings.get(cwd) or (None, set())
         if ranking is None or not ranking.valid(now):
             ranking = _Ranking(cwd, now, self._by_type.get("learning", {}), self.order)
         elif changed:
             ranking.update(now, changed, self)
         self._rankings[cwd] = (ranking, set())
-        return [self.entries[key[3]] for key in ranking.head(limit)], ranking.until
+        return ranking
 
 
 _views: dict[tuple[Path, Path | None, Path | None], MemoryView] = {}
