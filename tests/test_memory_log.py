@@ -312,12 +312,13 @@ _fragment = st.sampled_from(
 
 
 @settings(max_examples=2000)
-@given(st.lists(_fragment, max_size=20))
+@given(st.lists(_fragment, max_size=20), st.sampled_from([1, 2, 7, 40, 1 << 18]))
 def test_the_fast_parse_reads_exactly_what_json_loads_per_line_reads(
-    parts: list[bytes],
+    parts: list[bytes], chunk: int
 ) -> None:
+    """Also when read in pieces (a large log is decoded a piece at a time)."""
     data = b"".join(parts)
-    entries, health = parse(data)
+    entries, health = parse(data, chunk=chunk)
     assert (entries, health.bad_lines) == parse_lines(data)
     assert health.total == len(entries)
     assert health.truncated_tail == (bool(data) and not data.endswith(b"\n"))
