@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import run_cli
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from voyager_brain import BrainEntry, BrainManager
@@ -364,3 +364,44 @@ def test_a_project_can_override_any_context_line(repo: Path) -> None:
     result = run_cli("context", cwd=repo)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "learning.md.j2" in result.stderr
+
+
+_session_entries = st.lists(
+    st.builds(
+        BrainEntry,
+        type=st.sampled_from(["observation", "decision", "loop_status", "reflection"]),
+        content=st.sampled_from(["Chose JWT", "a\n```\ncode", "", "Iteration 2", "x --> y"]),
+        timestamp=st.sampled_from([datetime(2026, 3, 1, 10, m, tzinfo=UTC) for m in (0, 1, 2)]),
+        source=st.sampled_from([None, "compact", "agent"]),
+    ),
+    max_size=12,
+)
+
+
+# One repository for every example: each writes brain.md whole before reading it.
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(_session_entries, st.integers(min_value=60, max_value=600))
+def test_a_session_start_reads_brain_md_lazily_to_the_same_document(
+    repo: Path, isolated_env: Path, entries: list[BrainEntry], budget: int
+) -> None:
+    """Not loaded, the context decodes only the sections it shows; the document is the
+    one a loaded manager builds."""
+    from voyager_brain.brainfile import BrainDocument, render
+    from voyager_brain.render import Templates
+
+    (repo / ".voyager").mkdir(exist_ok=True)
+    doc = BrainDocument(project="p", entries=tuple(dict.fromkeys(entries)))
+    (repo / ".voyager" / "brain.md").write_text(render(doc, Templates()))
+    lazy = BrainManager(repo, clock=lambda: NOW).context(budget)
+    loaded = BrainManager(repo, clock=lambda: NOW)
+    loaded.load()
+    assert lazy == loaded.context(budget)
+
+
+def test_in_the_same_second_a_decision_comes_first() -> None:
+    at = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+    entries = (BrainEntry("observation", "Saw the flake", at), BrainEntry("decision", "Pin it", at))
+    text = build(memory(), empty_state("p", NOW), entries).text
+    assert text.index("Pin it") < text.index("Saw the flake")

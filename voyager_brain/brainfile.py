@@ -369,6 +369,72 @@ def _entry(type_: str, stamp: datetime, section: list[str]) -> BrainEntry:
     return BrainEntry.parsed(type_, content, stamp, source)
 
 
+class Section:
+    """A section of brain.md as the heading scan finds it, decoded only when its text
+    (or its source, when the first line may name one) is asked for: the session-start
+    context reads a handful of the thousands a large brain.md holds. Reads like the
+    `BrainEntry` that `parse` makes of it."""
+
+    __slots__ = ("_entry", "_lines", "timestamp", "type")
+
+    def __init__(self, type_: str, timestamp: datetime, lines: list[str]) -> None:
+        self.type, self.timestamp, self._lines = type_, timestamp, lines
+        self._entry: BrainEntry | None = None
+
+    @property
+    def entry(self) -> BrainEntry:
+        if self._entry is None:
+            self._entry = _entry(self.type, self.timestamp, self._lines)
+        return self._entry
+
+    @property
+    def source(self) -> str | None:
+        # Only a first line shaped like one can be the source line (decoding only ever
+        # trims the end of a section).
+        if not self._lines or not _SOURCE.match(self._lines[0]):
+            return None
+        return self.entry.source
+
+    @property
+    def content(self) -> str:
+        return self.entry.content
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.entry.key
+
+    @property
+    def label(self) -> str:
+        return self.entry.label
+
+
+def sections(data: bytes | str, path: Path) -> tuple[str | None, list[Section]]:
+    """brain.md's project title and its sections, undecoded (see `Section`); raises
+    what `parse` raises for a file it cannot read."""
+    text = decode_text(data, path) if isinstance(data, bytes) else data
+    _, body, offset = _split_front_matter(text, path)
+    lines, project, start = _lines_and_title(body)
+    headings, _, _ = _scan(body, start, offset)
+    bounds = [heading[0] for heading in headings] + [len(lines)]
+    return project, [
+        Section(type_, stamp, lines[i + 1 : bounds[n + 1]])
+        for n, (i, type_, stamp) in enumerate(headings)
+    ]
+
+
+def _lines_and_title(body: str) -> tuple[list[str], str | None, int]:
+    """The body's lines (no empty piece after a final newline), the project named by
+    the title line, and the index of the first line after it."""
+    lines = body.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the piece after the final newline
+    if lines:
+        m = _TITLE.match(lines[0])
+        if m:
+            return lines, m[1].strip(), 1
+    return lines, None, 0
+
+
 def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> BrainDocument:
     """Read brain.md. Raises `CorruptFileError` (file, line, what is wrong) when it cannot.
 
@@ -378,19 +444,8 @@ def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> Bra
     """
     text = decode_text(data, path) if isinstance(data, bytes) else data
     meta, body, offset = _split_front_matter(text, path)
-    lines = body.split("\n")
     ends_with_newline = body.endswith("\n") or body == ""
-    if lines and lines[-1] == "":
-        lines.pop()  # the piece after the final newline
-
-    project = None
-    start = 0
-    if lines:
-        m = _TITLE.match(lines[0])
-        if m:
-            project = m[1].strip()
-            start = 1
-
+    lines, project, start = _lines_and_title(body)
     headings, warnings, fence = _scan(body, start, offset)
     bounds = [heading[0] for heading in headings] + [len(lines)]
     preamble = decode_block(lines[start : bounds[0]])[0].strip("\n")

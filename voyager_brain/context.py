@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .memory import rank, schedule
 from .memory.log import Folded
@@ -63,6 +63,7 @@ NAMES = {
     "learnings": "Learnings",
 }
 SEVERITY_ORDER = ("critical", "high", "medium", "low")
+_OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -127,18 +128,23 @@ def _one_line(text: str, limit: int = 240) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-class Memory(Protocol):
-    """The live memory entries as the context reads them: by type in fold order, and
-    the learnings ranked. `memory.view.MemoryView` keeps them current in a process;
-    `Grouped` reads them off one fold."""
+if TYPE_CHECKING:
+    from .brainfile import Section
 
-    def of_type(self, type_: str, /) -> list[dict[str, Any]]: ...
+if TYPE_CHECKING:  # a Protocol class costs a session start more than the check is worth
 
-    def count(self, type_: str, /) -> int: ...
+    class Memory(Protocol):
+        """The live memory entries as the context reads them: by type in fold order,
+        and the learnings ranked. `memory.view.MemoryView` keeps them current in a
+        process; `Grouped` reads them off one fold."""
 
-    def top_learnings(
-        self, now: datetime, cwd: str, limit: int | None, /
-    ) -> tuple[list[dict[str, Any]], datetime | None]: ...
+        def of_type(self, type_: str, /) -> list[dict[str, Any]]: ...
+
+        def count(self, type_: str, /) -> int: ...
+
+        def top_learnings(
+            self, now: datetime, cwd: str, limit: int | None, /
+        ) -> tuple[list[dict[str, Any]], datetime | None]: ...
 
 
 class Grouped:
@@ -331,9 +337,9 @@ def _context(live: Memory, cwd: Path, line: Lines) -> list[Item]:
 
 
 def _session(
-    entries: Sequence[BrainEntry], limit: int | None, line: Lines
+    entries: Sequence[BrainEntry | Section], limit: int | None, line: Lines
 ) -> tuple[Iterable[Item], int]:
-    def item(e: BrainEntry, label: str) -> Item:
+    def item(e: BrainEntry | Section, label: str) -> Item:
         text = line("session", label=label, timestamp=e.key[1], text=_one_line(e.content))
         return Item("session", f"brain.md:{e.type}@{e.key[1]}", text)
 
@@ -350,7 +356,8 @@ def _session(
         if e.type in ("decision", "observation", "reflection") and e.source != "compact"
     ]
     total = len(items) + len(recent)
-    newest_first = _head(recent, lambda e: (e.key[1], e.type == "decision"), limit)
+    # By time (to the second, as the key shows it), a decision before the rest.
+    newest_first = _head(recent, lambda e: (e.timestamp or _OLDEST, e.type == "decision"), limit)
     # Rendered as taken: most are never looked at.
     return itertools.chain(items, (item(e, e.label) for e in newest_first)), total
 
@@ -470,7 +477,7 @@ def build_context(
     *,
     memory: Folded | Memory,
     state: Mapping[str, Any] | None,
-    entries: Sequence[BrainEntry],
+    entries: Sequence[BrainEntry | Section],
     cwd: Path,
     top: Path | None,
     project: str | None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -148,11 +148,14 @@ class BrainManager:
         """The project name: brain.md's title, else brain.json's `project`, else detected
         from the repository (manifests, the git remote, the folder name)."""
         if self._doc.project is None:
-            stored = (self._state_base or {}).get("project")
-            name = stored if isinstance(stored, str) and stored else None
-            self._doc = self._doc.replace(project=name or repo.detect_project_name(self.top))
+            self._doc = self._doc.replace(project=self._project_name(None, self._state_base))
         assert self._doc.project is not None
         return self._doc.project
+
+    def _project_name(self, title: str | None, state: Mapping[str, Any] | None) -> str:
+        stored = (state or {}).get("project")
+        name = title or (stored if isinstance(stored, str) and stored else None)
+        return name or repo.detect_project_name(self.top)
 
     @property
     def last_compaction(self) -> datetime | None:
@@ -278,18 +281,27 @@ class BrainManager:
         from .context import build_context
         from .memory.store import MemoryStore
 
-        if not self._loaded:
-            self.load()
         store = MemoryStore(self.root, clock=self.clock)
         store.seed_personal()
         in_project = self.voyager_dir.is_dir()
+        entries: Sequence[BrainEntry | brainfile.Section] = ()
+        state, project = None, None
+        if in_project and self._loaded:
+            entries, state, project = self._entries, self._current_state(), self.project
+        elif in_project:
+            # Not loaded (a session start): the context shows a few sections of brain.md,
+            # so they are found by the heading scan and only those decoded.
+            title, entries = brainfile.sections(storage.read_bytes(self.path) or b"", self.path)
+            state = self._read_state()
+            project = self._project_name(title, state)
+            state = state or project_state.empty_state(project, self.clock())
         return build_context(
             memory=store.view(),
-            state=self._current_state() if in_project else None,
-            entries=self._entries if in_project else (),
+            state=state,
+            entries=entries,
             cwd=self.root,
             top=self.top if in_project else None,
-            project=self.project if in_project else None,
+            project=project,
             now=self.clock(),
             budget_tokens=budget or self.config.prompt_budget,
             chars_per_token=self.config.chars_per_token,

@@ -178,7 +178,6 @@ def session_start(payload: Mapping[str, Any], out: TextIO) -> None:
     from .. import context_cache
 
     bm = _manager(payload)
-    bm.load()
     _daily_decay(bm)
     before = context_cache.fingerprint(bm.root, None)
     doc = bm.context_document(explain=False)
