@@ -164,10 +164,9 @@ def test_the_hook_serves_a_hit_with_almost_nothing_imported(
         "voyager_brain.context_cache",
         "voyager_brain.errors",
         "voyager_brain.hooks",
-        "voyager_brain.hooks.claude",
+        "voyager_brain.hooks.cached",
         "voyager_brain.paths",
         "voyager_brain.repo",
-        "voyager_brain.storage",
     }
 
 

@@ -25,15 +25,18 @@ def main() -> None:
         # to collect; reference counting still frees what is dropped.
         gc.disable()
     if len(argv) == 3 and argv[:2] == ["hook", "claude"] and not argv[2].startswith("-"):
+        if argv[2] == "session-start":
+            from .hooks.cached import cached_session_start
+
+            text = sys.stdin.read()
+            hit = cached_session_start(text)
+            if hit is not None:
+                sys.stdout.write(hit)
+                raise SystemExit(0)
         from .hooks import claude
 
         if argv[2] != "session-start":
             raise SystemExit(claude.run(argv[2]))
-        text = sys.stdin.read()
-        hit = claude.cached_session_start(text)
-        if hit is not None:
-            sys.stdout.write(hit)
-            raise SystemExit(0)
         from .memory import cache
 
         cache.defer_saves()

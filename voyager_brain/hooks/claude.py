@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .. import repo, storage
 from ..errors import BrainError
+from .cached import session_start_output
 
 # typing.TYPE_CHECKING without importing typing: hooks pay for every import.
 TYPE_CHECKING = False
@@ -183,33 +184,6 @@ def session_start(payload: Mapping[str, Any], out: TextIO) -> None:
     doc = bm.context_document(explain=False)
     context_cache.store(bm.root, None, before, doc.text, doc.valid_until, doc.paths_checked)
     out.write(session_start_output(doc.text))
-
-
-def cached_session_start(stdin: str) -> str | None:
-    """The SessionStart hook's output straight from the context cache when nothing has
-    changed since it was built (and today's decay has run), else None: then `run` does
-    the work. Needs only the standard library and two small modules."""
-    from datetime import UTC, datetime
-
-    from .. import context_cache
-    from ..paths import decay_stamp_path
-
-    try:
-        payload = json.loads(stdin) if stdin.strip() else {}
-        now = datetime.now(UTC)
-        if decay_stamp_path().read_text().strip() != now.date().isoformat():
-            return None
-        cwd = Path(str(payload.get("cwd") or os.getcwd()))
-        text = context_cache.lookup(cwd, None, now)
-    except Exception:  # anything odd: the full hook runs and reports it
-        return None
-    return session_start_output(text) if text is not None else None
-
-
-def session_start_output(context: str) -> str:
-    """What the SessionStart hook prints: the context as additionalContext."""
-    output = {"hookEventName": "SessionStart", "additionalContext": context}
-    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False) + "\n"
 
 
 def stop(payload: Mapping[str, Any], out: TextIO) -> None:
