@@ -158,9 +158,7 @@ def read_folded_at(
     # Only whole lines are folded; a torn last line is read again next time.
     end = data.rfind(b"\n") + 1
     entries, health = log.parse(data[:end])
-    if where is not None:
-        log.resolve_paths(entries, where)
-    log.fold(entries, into=state)
+    log.fold(entries, into=state, top=where)
     _, rest = log.parse(data[end:]) if end < len(data) else ([], log.Health())
     offset = start + end
     if record is None or start == 0 or offset != record["offset"]:

@@ -272,16 +272,19 @@ def resolve_paths(entries: Iterable[dict[str, Any]], top: str) -> None:
     resolved: dict[str, str] = {}
     for entry in entries:
         field = PATH_FIELDS.get(entry["type"])
-        if field is None:
-            continue
-        value = entry.get(field)
-        if isinstance(value, str):
-            absolute = resolved.get(value)
-            if absolute is None:
-                absolute = resolved[value] = (
-                    value if os.path.isabs(value) else os.path.normpath(os.path.join(top, value))
-                )
-            entry[field] = absolute
+        if field is not None:
+            _resolve(entry, field, top, resolved)
+
+
+def _resolve(entry: dict[str, Any], field: str, top: str, resolved: dict[str, str]) -> None:
+    value = entry.get(field)
+    if isinstance(value, str):
+        absolute = resolved.get(value)
+        if absolute is None:
+            absolute = resolved[value] = (
+                value if os.path.isabs(value) else os.path.normpath(os.path.join(top, value))
+            )
+        entry[field] = absolute
 
 
 def read(path: Path) -> tuple[list[dict[str, Any]], Health]:
@@ -307,20 +310,29 @@ class Folded:
         return [e for e in values if e.get("type") == type_] if type_ else list(values)
 
 
-def fold(entries: Iterable[dict[str, Any]], into: Folded | None = None) -> Folded:
+def fold(
+    entries: Iterable[dict[str, Any]], into: Folded | None = None, *, top: str | None = None
+) -> Folded:
     """Apply the log in file order (never sorted by ``created``): a later line with the
     same id replaces the earlier one, a tombstone removes its target and is remembered,
     and a new entry with a tombstoned id resurrects it. Linear in the number of lines.
-    `into` continues an earlier fold with lines appended since."""
+    `into` continues an earlier fold with lines appended since. With `top` (a project
+    log), `resolve_paths` is done on the way (the lines are fresh from `parse`)."""
     state = into if into is not None else Folded()
     live, dead = state.entries, state.dead
+    resolved: dict[str, str] = {}
     for entry in entries:
-        if entry.get("type") == "tombstone":
+        kind = entry.get("type")
+        if kind == "tombstone":
             target = entry.get("target_id")
             if isinstance(target, str):
                 live.pop(target, None)
                 dead[target] = entry
             continue
+        if top is not None:
+            field = PATH_FIELDS.get(kind)  # type: ignore[arg-type]
+            if field is not None:
+                _resolve(entry, field, top, resolved)
         entry_id = entry["id"]
         dead.pop(entry_id, None)
         live[entry_id] = entry
