@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .memory import rank, schedule
 from .memory.log import Folded
@@ -66,8 +66,9 @@ SEVERITY_ORDER = ("critical", "high", "medium", "low")
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Item:
+# Item and Choice are NamedTuples: a session start makes hundreds of them, and creating
+# a frozen dataclass (class and instances) costs several times more.
+class Item(NamedTuple):
     """One candidate line: its text, its section, and what it stands for."""
 
     section: str
@@ -75,8 +76,9 @@ class Item:
     text: str
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Choice:
+class Choice(NamedTuple):
+    """What became of a candidate line: its cost, whether it is in, and why not."""
+
     item: Item
     tokens: int
     included: bool

@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import CorruptFileError, StateError
 from .model import format_timestamp
@@ -37,8 +37,7 @@ class Strategy(enum.Enum):
     RECENT = "union, keep the most recent"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     path: str
     strategy: Strategy
     key: str | None = None  # UPSERT: the field that identifies an item

@@ -12,9 +12,8 @@ import heapq
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "DedupResult",
@@ -64,8 +63,7 @@ def near_key(text: str) -> str:
     return _DIGITS.sub("0", normalize_text(text))
 
 
-@dataclass(frozen=True, slots=True)
-class DedupResult:
+class DedupResult(NamedTuple):
     """The verdict on a candidate text: "new", "duplicate" or "supersedes", and for the
     latter two the stored entry it matched."""
 

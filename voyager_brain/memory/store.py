@@ -14,12 +14,11 @@ and resolved when read, so they match in every clone.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import repo, storage
 from ..errors import EntryError
@@ -34,8 +33,7 @@ ALWAYS_PERSONAL = ("identity", "user")
 PERSONAL_BY_DEFAULT = ("behavior", "preference")
 
 
-@dataclasses.dataclass(slots=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """Both logs folded: live entries by id, which log holds each, each log's health."""
 
     state: log.Folded
