@@ -19,6 +19,7 @@ from voyager_brain.brainfile import (
     parse,
     reference_heading_lines,
     render,
+    sections,
 )
 from voyager_brain.errors import InvalidEntryError
 from voyager_brain.model import ENTRY_TYPES, BrainEntry
@@ -385,6 +386,11 @@ _raw_line = st.one_of(
 
 @settings(max_examples=300)
 @given(st.lists(_raw_line, max_size=14).map("\n".join))
+@example(  # a source line that the closing-fence marker trims away with the fence
+    "\n".join(["## Observation — 2026-03-21T14:30:00Z", "<!-- source: a -->", FENCE_MARKER])
+    .replace("{n}", "1")
+    .replace("{s}", "")
+)
 @example(  # a closing fence we added, after a blank line: the text ends in a newline
     "\n".join(["## Observation — 2026-03-21T14:30:00Z", "text", "", "```", FENCE_MARKER])
     .replace("{n}", "1")
@@ -400,3 +406,10 @@ def test_parsed_entries_are_the_entries_the_checks_make(text: str) -> None:
     for e in doc.entries:
         checked = BrainEntry(e.type, e.content, e.timestamp, e.source)
         assert (e, e.key) == (checked, checked.key)
+    # The lazy sections read the same: the source without decoding where it can.
+    title, found = sections("# P Brain — Session Context\n" + text, PATH)
+    assert title == doc.project
+    assert [(x.type, x.timestamp, x.source) for x in found] == [
+        (e.type, e.timestamp, e.source) for e in doc.entries
+    ]
+    assert [x.entry for x in found] == list(doc.entries)

@@ -389,11 +389,17 @@ class Section:
 
     @property
     def source(self) -> str | None:
-        # Only a first line shaped like one can be the source line (decoding only ever
-        # trims the end of a section).
-        if not self._lines or not _SOURCE.match(self._lines[0]):
+        # Only a first line shaped like one can be the source line: decoding trims the
+        # end of a section, and only a closing-fence marker there can take away more
+        # than blank lines (then the section is decoded to be sure).
+        lines = self._lines
+        m = _SOURCE.match(lines[0]) if lines else None
+        if m is None:
             return None
-        return self.entry.source
+        last = next((line for line in reversed(lines) if line), "")
+        if _FENCE_MARKER.match(last):
+            return self.entry.source
+        return m[1].strip() or None
 
     @property
     def content(self) -> str:

@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from itertools import compress
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -274,15 +275,21 @@ class Scorer:
             return scores, [c or _EPOCH_FLOOR for c in created], changed
         return scores, created, changed  # type: ignore[return-value]
 
-    def stale(self, points: int, changed: datetime | None, after_days: int, min_score: int) -> bool:
-        """Whether a learning with this score and last change decays: untouched for more
-        than `after_days` (a time nobody can read is age 0) and scoring below
+    def stale(
+        self,
+        scores: Iterable[int],
+        changed: Iterable[datetime | None],
+        after_days: int,
+        min_score: int,
+    ) -> list[bool]:
+        """Whether each learning, by its score and last change, decays: untouched for
+        more than `after_days` (a time nobody can read is age 0) and scoring below
         `min_score`."""
-        return (
-            changed is not None
-            and changed < self.now - timedelta(days=after_days)
-            and points < min_score
-        )
+        cutoff = self.now - timedelta(days=after_days)
+        return [
+            when is not None and when < cutoff and points < min_score
+            for points, when in zip(scores, changed, strict=True)
+        ]
 
 
 class _Boosts(dict[str, int]):
@@ -358,8 +365,4 @@ def decay_candidates(
     candidates = [e for e in learnings if e.get("type") == "learning"]
     scorer = Scorer(now, cwd)
     scores, _, changed = scorer.rows(candidates)
-    return [
-        entry
-        for entry, points, when in zip(candidates, scores, changed, strict=True)
-        if scorer.stale(points, when, after_days, min_score)
-    ]
+    return list(compress(candidates, scorer.stale(scores, changed, after_days, min_score)))

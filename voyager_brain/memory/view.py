@@ -24,6 +24,7 @@ import bisect
 import heapq
 from collections.abc import Iterable
 from datetime import datetime
+from itertools import compress
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -284,12 +285,12 @@ class MemoryView:
     ) -> list[Entry]:
         """`rank.decay_candidates` of the live learnings, in order, from the same keys
         the ranking uses (decay runs at session start, just before the context)."""
-        ranking = self._ranking(now, cwd)
-        scorer = rank.Scorer(now, cwd)
-        stale = [
-            key for key in ranking.all() if scorer.stale(key[0], key[4], after_days, min_score)
-        ]
-        return [self.entries[key[3]] for key in sorted(stale, key=itemgetter(2))]
+        keys = list(self._ranking(now, cwd).all())
+        marks = rank.Scorer(now, cwd).stale(
+            map(itemgetter(0), keys), map(itemgetter(4), keys), after_days, min_score
+        )
+        stale = sorted(compress(keys, marks), key=itemgetter(2))
+        return [self.entries[key[3]] for key in stale]
 
     def _ranking(self, now: datetime, cwd: str) -> _Ranking:
         ranking, changed = self._rankings.get(cwd) or (None, set())
