@@ -281,31 +281,32 @@ def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-# The only lines that can start a section or open or close a fence (see _fence_step).
-_CANDIDATE = re.compile(r"^(?:##| {0,3}(?:```|~~~))", re.MULTILINE)
+# The only lines that can start a section or open or close a fence (see _fence_step),
+# each matched whole.
+_CANDIDATE = re.compile(r"^(?:##| {0,3}(?:```|~~~)).*", re.MULTILINE)
 
 
 def _scan(
     body: str, start: int, offset: int
 ) -> tuple[list[tuple[int, str, datetime]], list[str], tuple[str, str, int] | None]:
-    """Find the section headings of `body` from line `start` on: (line index, type,
-    time), warnings, the fence still open at the end. Only the candidate lines, found by
-    one regex search, are looked at one by one: a megabyte of brain.md has a few
-    thousand of them among tens of thousands of lines."""
+    """Find the section headings of `body` from line `start` (0, or 1 after a title
+    line) on: (line index, type, time), warnings, the fence still open at the end. Only
+    the candidate lines, found by one regex search, are looked at one by one: a megabyte
+    of brain.md has a few thousand of them among tens of thousands of lines."""
     warnings: list[str] = []
     headings: list[tuple[int, str, datetime]] = []
     fence: tuple[str, str, int] | None = None
-    i, counted = 0, 0  # the line index of position `counted`
+    heading = _HEADING.match
+    i, counted = 0, 0  # the line index of position `counted`, counted up when needed
     for match in _CANDIDATE.finditer(body):
-        i += body.count("\n", counted, match.start())
-        counted = match.start()
-        if i < start:
-            continue
-        end = body.find("\n", counted)
-        line = body[counted:] if end < 0 else body[counted:end]
+        if start and not match.start():
+            continue  # the title line
+        line = match.group()
         if fence is None and line.startswith("##"):
-            m = _HEADING.match(line)
+            m = heading(line)
             if m:
+                i += body.count("\n", counted, match.start())
+                counted = match.start()
                 try:
                     stamp = parse_timestamp(m[2])
                 except ValueError:
