@@ -42,7 +42,7 @@ class _Log:
     """One log as far as the view has applied it."""
 
     def __init__(self, path: Path, cache_path: Path | None, top: Path | None) -> None:
-        self.path, self.cache_path, self.top = path, cache_path, top
+        self.path, self.top = path, top
         state, _, self.at = read_folded_at(path, cache_path, top)
         self.entries, self.dead = state.entries, state.dead
         # The fold's dict order as numbers, kept for every id once live (a resurrected
