@@ -14,7 +14,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NoReturn
 
 
 def main() -> None:
@@ -40,9 +40,7 @@ def main() -> None:
         from .memory import cache
 
         cache.defer_saves()
-        code = claude.run(argv[2], stdin=io.StringIO(text))
-        _done_then_save(cache)
-        raise SystemExit(code)
+        _done_then_save(cache, claude.run(argv[2], stdin=io.StringIO(text)))
     if argv == ["context"]:
         from .memory import cache
 
@@ -50,8 +48,7 @@ def main() -> None:
         text = _plain_context()
         if text is not None:
             sys.stdout.write(text)
-            _done_then_save(cache)
-            raise SystemExit(0)
+            _done_then_save(cache, 0)
         cache.flush_saves()
     if len(argv) == 5 and argv[0] == "merge-driver" and not argv[1].startswith("-"):
         from .merge import run_driver
@@ -62,11 +59,17 @@ def main() -> None:
     cli_main()
 
 
-def _done_then_save(cache: Any) -> None:
-    """The output is complete: the fold caches are written after it, by a child."""
+def _done_then_save(cache: Any, code: int) -> NoReturn:
+    """The output is complete: the fold caches are written after it, by a child, and
+    the process ends at once. Tearing down the interpreter would free every folded
+    entry one by one (and, after the fork, copy the pages it touches): nothing is left
+    to flush or close by then."""
+    import os
+
     sys.stdout.flush()
     sys.stderr.flush()
     cache.flush_saves(detach=True)
+    os._exit(code)
 
 
 def _plain_context() -> str | None:
