@@ -13,7 +13,8 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from itertools import compress
+from itertools import compress, repeat
+from operator import attrgetter, contains, itemgetter
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -196,16 +197,16 @@ class Scorer:
         None where unreadable."""
         try:
             created: list[datetime | None] = list(
-                map(datetime.fromisoformat, [e["created"] for e in learnings])
+                map(datetime.fromisoformat, map(itemgetter("created"), learnings))
             )
-            if any(when.tzinfo is None for when in created):  # type: ignore[union-attr]
+            if None in map(attrgetter("tzinfo"), created):
                 raise ValueError("naive times are read as UTC, one by one")
         except (KeyError, TypeError, ValueError):
             created = [_parse_time(e.get("created")) for e in learnings]
         changed = list(created)
-        for n, entry in enumerate(learnings):
-            if "updated" in entry:
-                changed[n] = _parse_time(entry["updated"]) or created[n]
+        # Most learnings were never updated: the few that were are found by C loops.
+        for n in compress(range(len(learnings)), map(contains, learnings, repeat("updated"))):
+            changed[n] = _parse_time(learnings[n]["updated"]) or created[n]
         return created, changed
 
     def in_project(self, project_path: object) -> bool:

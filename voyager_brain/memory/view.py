@@ -24,8 +24,8 @@ import bisect
 import heapq
 from collections.abc import Iterable
 from datetime import datetime
-from itertools import compress
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import eq, itemgetter, not_
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +45,18 @@ class _Log:
         self.path, self.top = path, top
         state, _, self.at = read_folded_at(path, cache_path, top)
         self.entries, self.dead = state.entries, state.dead
-        # The fold's dict order as numbers, kept for every id once live (a resurrected
-        # entry moves to the end, as in the fold).
-        self.seq = dict(zip(self.entries, range(len(self.entries)), strict=True))
-        self.next = len(self.entries)
+        self._seq: dict[str, int] | None = None
         self.identity = _identity(path)
+
+    @property
+    def seq(self) -> dict[str, int]:
+        """The fold's dict order as numbers, kept for every id once live (a resurrected
+        entry moves to the end, as in the fold). Made when first needed: a process that
+        reads once never needs it."""
+        if self._seq is None:
+            self._seq = dict(zip(self.entries, range(len(self.entries)), strict=True))
+            self.next = len(self.entries)
+        return self._seq
 
     def advance(self, touched: set[str]) -> bool:
         """Fold the lines appended since; False when the file changed otherwise."""
@@ -189,8 +196,12 @@ class MemoryView:
             order.update(project_order)
         self.entries: dict[str, Entry] = entries
         self.order: dict[str, int] = order
+        # Learnings, most of a large log, are picked out by C loops; the rest one by one.
+        learning = list(map(eq, map(itemgetter("type"), entries.values()), repeat("learning")))
         groups: dict[str, dict[str, Entry]] = {}
-        for entry_id, entry in entries.items():
+        if any(learning):
+            groups["learning"] = dict(compress(entries.items(), learning))
+        for entry_id, entry in compress(entries.items(), map(not_, learning)):
             group = groups.get(entry["type"])  # a string: the parser checks it
             if group is None:
                 group = groups[entry["type"]] = {}
