@@ -15,7 +15,6 @@ not), so ``--explain`` shows exactly what the text holds.
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import itertools
 import math
@@ -95,8 +94,7 @@ class Choice(NamedTuple):
         }
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ContextDocument:
+class ContextDocument(NamedTuple):
     """The document, and what it depends on besides the files it was built from: the
     moment the clock alone changes it (a new day, a learning a week older, a reminder
     coming due) and the paths whose existence it shows (stale key files)."""

@@ -11,13 +11,12 @@ Standard library only: session start folds this file.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import storage
 from ..errors import EntryError
@@ -112,20 +111,14 @@ def validate(entry: Mapping[str, Any], where: str = "entry") -> None:
 # -- reading --------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Health:
+# Health and Folded are not dataclasses: every session start imports this module, and
+# creating a dataclass costs about a millisecond.
+class Health(NamedTuple):
     """What reading a log found: valid entries, skipped lines, a torn last line."""
 
     total: int = 0
     bad_lines: int = 0
     truncated_tail: bool = False
-
-    def __add__(self, other: Health) -> Health:
-        return Health(
-            self.total + other.total,
-            self.bad_lines + other.bad_lines,
-            self.truncated_tail or other.truncated_tail,
-        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -296,13 +289,29 @@ def read(path: Path) -> tuple[list[dict[str, Any]], Health]:
 # -- folding --------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(slots=True)
 class Folded:
     """The materialized state: live entries by id (in the order they first appeared, or
     reappeared after a tombstone) and the ids tombstones removed."""
 
-    entries: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    dead: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    __slots__ = ("dead", "entries")
+
+    def __init__(
+        self,
+        entries: dict[str, dict[str, Any]] | None = None,
+        dead: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.entries = {} if entries is None else entries
+        self.dead = {} if dead is None else dead
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Folded):
+            return NotImplemented
+        return (self.entries, self.dead) == (other.entries, other.dead)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"Folded(entries={self.entries!r}, dead={self.dead!r})"
 
     def live(self, type_: str | None = None) -> list[dict[str, Any]]:
         """Live entries, optionally of one type, in fold order."""

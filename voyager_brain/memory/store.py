@@ -148,7 +148,8 @@ class MemoryStore:
                     return False
             except FileNotFoundError:
                 pass
-            storage.atomic_write(stamp, today.encode())
+            # A marker, not data: lost in a crash, decay only runs again.
+            storage.atomic_write(stamp, today.encode(), durable=False)
         return True
 
     def seed_personal(self) -> bool:
