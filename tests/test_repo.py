@@ -582,3 +582,21 @@ def test_operation_in_progress_reads_the_git_directory(tmp_path: Path) -> None:
     (top / ".git" / "CHERRY_PICK_HEAD").write_text("0" * 40 + "\n")
     assert operation_in_progress(top) == "a cherry-pick"
     assert operation_in_progress(tmp_path / "not-a-repo") is None
+
+
+def test_a_detected_name_is_remembered_until_a_file_it_read_changes(
+    top: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent loop builds the context again and again: the name found through git is
+    not asked of git again (here git is off the PATH for the second call), until the
+    git config or a manifest changes."""
+    git(top, "remote", "add", "origin", "https://example.com/acme/first.git")
+    assert detect_project_name(top) == "first"
+    path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", "")
+    assert detect_project_name(top) == "first"
+    monkeypatch.setenv("PATH", path)
+    git(top, "remote", "set-url", "origin", "https://example.com/acme/second.git")
+    assert detect_project_name(top) == "second"
+    (top / "package.json").write_text('{"name": "from-manifest"}')
+    assert detect_project_name(top) == "from-manifest"

@@ -207,7 +207,35 @@ def current_branch(top: Path) -> str | None:
 # -- project name -----------------------------------------------------------------------------
 
 
+# Detected names by top and what they were read from: an agent loop builds the context
+# again and again, and asking git for the remotes costs a process each time.
+_detected: dict[str, tuple[tuple[object, ...], str]] = {}
+_NAME_FILES = ("package.json", "pyproject.toml", "Cargo.toml", "go.mod", ".git/config")
+
+
 def detect_project_name(top: Path) -> str:
+    """`find_project_name`, remembered while none of the files it reads has changed
+    (the manifests and ``.git/config``; a ``.git`` file, as in a worktree, is not
+    remembered: its config lives elsewhere)."""
+    stamps: list[object] = []
+    for name in _NAME_FILES:
+        try:
+            st = os.stat(os.path.join(top, name))
+        except OSError:
+            stamps.append(None)
+        else:
+            stamps.append((st.st_size, st.st_mtime_ns, st.st_ino))
+    key = tuple(stamps)
+    known = _detected.get(str(top))
+    if known is not None and known[0] == key:
+        return known[1]
+    found = find_project_name(top)
+    if os.path.isdir(os.path.join(top, ".git")):
+        _detected[str(top)] = (key, found)
+    return found
+
+
+def find_project_name(top: Path) -> str:
     """The project's name, detected from the files at the repository top.
 
     The first of these that yields a non-empty name (surrounding white space stripped) wins:
