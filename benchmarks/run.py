@@ -144,13 +144,13 @@ class Plan:
         return 1 if self.smoke else 3
 
     def fold_runs(self, size: int) -> int:
-        return 1 if self.smoke else (9 if size <= 10_000 else 5 if size <= 40_000 else 3)
+        return 1 if self.smoke else (9 if size <= 10_000 else 5)
 
     def process_runs(self, size: int) -> int:
         return 1 if self.smoke else (5 if size <= 40_000 else 3)
 
     def incremental_runs(self, size: int) -> int:
-        return 1 if self.smoke else (3 if size <= 40_000 else 2)
+        return 1 if self.smoke else (5 if size <= 40_000 else 3)
 
 
 FULL = Plan(
@@ -162,7 +162,7 @@ FULL = Plan(
     memory_target_size=40_000,
     hook_memory_size=10_000,
     hook_brain_bytes=1_000_000,
-    hook_cold_runs=3,
+    hook_cold_runs=7,  # a cold start varies a lot on a shared machine: more samples
     hook_warm_runs=7,
     merge_size=10_000,
     merge_runs=5,
