@@ -80,7 +80,7 @@ if str(ROOT) not in sys.path:
 from markdown_it import MarkdownIt  # noqa: E402
 
 import voyager_brain  # noqa: E402
-from voyager_brain import BrainEntry, BrainManager, brainfile, state  # noqa: E402
+from voyager_brain import BrainEntry, BrainManager, brainfile, state, storage  # noqa: E402
 from voyager_brain.brainfile import BrainDocument, render_sections  # noqa: E402
 from voyager_brain.memory import log as memory_log  # noqa: E402
 from voyager_brain.memory.store import MemoryStore  # noqa: E402
@@ -532,9 +532,14 @@ def make_memory_repo(parent: Path, name: str, count: int) -> tuple[Path, bytes]:
 def drop_caches(top: Path) -> None:
     """Remove every on-disk cache a read could reuse: the project's ``.voyager/cache``
     and the personal ``$VOYAGER_HOME/cache`` (fold caches, the context cache, the
-    daily-decay stamp)."""
-    shutil.rmtree(top / ".voyager" / "cache", ignore_errors=True)
-    shutil.rmtree(voyager_home() / "cache", ignore_errors=True)
+    daily-decay stamp). A command that printed a context may still be saving its fold
+    caches from a detached child: waiting for each cache's lock first keeps such a save
+    from landing after the drop and making the next "no caches" run a warm one."""
+    for folder in (top / ".voyager" / "cache", voyager_home() / "cache"):
+        for lock in folder.glob("*.lock"):
+            with storage.locked(lock.with_suffix("")):
+                pass
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def drop_context_cache(top: Path) -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from voyager_brain import BrainManager, context_cache
+from voyager_brain import BrainManager, context_cache, storage
+from voyager_brain.memory import log
 from voyager_brain.memory.tool import brain_tool
 
 
@@ -225,8 +226,17 @@ def test_the_fold_caches_are_written_after_the_output_by_a_child(
     project: Path, isolated_env: Path
 ) -> None:
     """`context` and the session-start hook print first; a forked child then writes the
-    fold caches, having let go of stdout (the caller's read ends with the output)."""
+    fold caches, having let go of stdout (the caller's read ends with the output). The
+    child holds each cache's lock until it is written: whoever takes it finds the save
+    done (a log of thousands of lines takes the child a while to save)."""
     fold = project / ".voyager" / "cache" / "memory.jsonl.fold"
+    old = "2020-01-01T00:00:00.000Z"  # ranked below the fixture's learnings; never decays:
+    many = [
+        {"id": f"b{n:07x}", "type": "learning", "text": f"Old fact {n}", "created": old}
+        | {"source": "manual", "scope": "project", "projectPath": "."}
+        for n in range(4000)
+    ]
+    log.append(project / ".voyager" / "memory.jsonl", many)
     for args, stdin in (
         (["context"], None),
         (["hook", "claude", "session-start"], json.dumps({"cwd": str(project)})),
@@ -236,9 +246,7 @@ def test_the_fold_caches_are_written_after_the_output_by_a_child(
         done = run_cli(*args, cwd=project, input=stdin)
         assert done.returncode == 0 and "CI must use Node 22" in done.stdout, done.stderr
         assert done.stderr == ""
-        deadline = time.monotonic() + 30
-        while not fold.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert fold.exists()
+        with storage.locked(fold, timeout=30):
+            assert fold.exists()
         again = run_cli(*args, cwd=project, input=stdin)
         assert again.stdout == done.stdout

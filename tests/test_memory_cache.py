@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from voyager_brain import storage
 from voyager_brain.memory import cache, log
 
 CREATED = "2026-02-10T00:00:00.000Z"
@@ -160,3 +161,22 @@ def test_a_rewrite_that_ends_in_the_same_bytes_is_read_again(tmp_path: Path) -> 
             fresh_process()
         state, _ = cache.read_folded(path, cache_file)
         assert state.entries[f"{0:08x}"]["text"] == "fact 9"
+
+
+def test_a_held_back_save_is_dropped_while_another_process_is_saving(tmp_path: Path) -> None:
+    path, cache_file = tmp_path / "memory.jsonl", tmp_path / "cache" / "memory.fold"
+    log.append(path, [learning(n) for n in range(20)])
+    cache.defer_saves()
+    try:
+        cache.read_folded(path, cache_file)
+        assert not cache_file.exists()  # held back
+        with storage.locked(cache_file):  # as a detached saver holds it
+            cache.flush_saves()
+        assert not cache_file.exists()  # left to the one saving it
+    finally:
+        cache.flush_saves()
+    fresh_process()
+    cache.defer_saves()
+    cache.read_folded(path, cache_file)
+    cache.flush_saves()
+    assert marshal.loads(cache_file.read_bytes())["offset"] == path.stat().st_size

@@ -16,6 +16,7 @@ new bytes without touching the cache file.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import marshal
 import os
 import sys
@@ -68,10 +69,15 @@ def defer_saves() -> None:
 def flush_saves(*, detach: bool = False) -> None:
     """Write the saves held back. With `detach` (a command about to exit, its output
     flushed), in a forked child that lets go of stdin, stdout and stderr at once, so
-    whoever reads the output sees its end now; where fork is missing, here and now."""
+    whoever reads the output sees its end now; where fork is missing, here and now.
+
+    Each save holds the cache file's side lock until it is written (the child inherits
+    it), so whoever takes that lock finds no save under way; a cache another process is
+    saving right now is left to it."""
     global _deferred
     pending, _deferred = _deferred or [], None
-    if not pending:
+    held = [(path, record, fd) for path, record in pending if (fd := _try_lock(path)) is not None]
+    if not held:
         return
     child = -1  # no child: save here
     if detach and hasattr(os, "fork"):
@@ -84,12 +90,31 @@ def flush_saves(*, detach: bool = False) -> None:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            for cache_path, record in pending:
+            for cache_path, record, _ in held:
                 _save(cache_path, record)
         finally:
             os._exit(0)
-    for cache_path, record in pending:
-        _save(cache_path, record)
+    for cache_path, record, fd in held:
+        try:
+            _save(cache_path, record)
+        finally:
+            os.close(fd)  # releases the lock
+
+
+def _try_lock(cache_path: Path) -> int | None:
+    """A descriptor holding the lock of `cache_path`, or None when it is taken (or the
+    folder cannot be written: then nothing can be saved there either)."""
+    try:
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(storage.lock_path(cache_path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 class Position(NamedTuple):
