@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -192,7 +192,10 @@ def _is_entry(value: Any) -> bool:
 # own whitespace, all json.loads allows after a value, is narrower.
 _BLANK = " \t\n\r\x0b\x0c"
 _JSON_SPACE = " \t\r"
-_raw_decode = json.JSONDecoder().raw_decode
+# The decoder's scanner, called directly: raw_decode() around it is a Python frame per
+# line. It takes a value at an index and raises StopIteration where none starts.
+_scan_once: Callable[[str, int], tuple[Any, int]]
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # not in the stubs
 
 
 def _parse_text(text: str) -> tuple[list[dict[str, Any]], int]:
@@ -208,8 +211,8 @@ def _parse_text(text: str) -> tuple[list[dict[str, Any]], int]:
         if end_of_line < 0:
             end_of_line = size
         try:
-            value, end = _raw_decode(text, pos)
-        except (ValueError, RecursionError):
+            value, end = _scan_once(text, pos)
+        except (StopIteration, ValueError, RecursionError):
             end = -1
         if end != end_of_line and (
             end < 0 or end > end_of_line or text[end:end_of_line].strip(_JSON_SPACE)
