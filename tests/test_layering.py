@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 # A module may import only modules of a lower layer (or its own). A subpackage
 # (memory/) is one module here: its files may import each other and lower layers.
 LAYERS = [
-    {"errors", "paths"},
+    {"errors", "paths", "value"},
     {"model", "storage", "redact", "repo", "render", "config"},
     {"brainfile", "summarizer", "state", "providers", "memory", "context_cache", "gitsetup"},
     {"compaction", "context", "merge", "changes"},
@@ -84,3 +84,48 @@ def test_loading_a_brain_imports_no_heavy_library(repo: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
+
+
+def test_a_cold_session_start_imports_only_what_it_needs(repo: Path) -> None:
+    """The SessionStart hook, first run (no caches), on a project with every store
+    filled: what it imports, as `python -X importtime` reports it. Besides the heavy
+    libraries, `dataclasses` (it brings `inspect`, `ast`, `dis`, `tokenize`: about 12 ms)
+    stays off this path: the values it creates are `Value`s and NamedTuples."""
+    from voyager_brain import BrainEntry, BrainManager
+    from voyager_brain.memory.tool import brain_tool
+    from voyager_brain.session import ensure_layout
+
+    ensure_layout(repo / ".voyager")
+    bm = BrainManager(repo)
+    bm.update(BrainEntry("decision", "Use PostgreSQL over MongoDB"))
+    bm.merge_state({"nextSteps": ["Ship the hook"]})
+    bm.persist()
+    brain_tool("add", cwd=str(repo), type="learning", text="The API runs on port 8080")
+    payload = json.dumps({"session_id": "s1", "cwd": str(repo)})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "voyager_brain",
+            "hook",
+            "claude",
+            "session-start",
+        ],
+        input=payload,
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        check=True,
+    )
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Use PostgreSQL over MongoDB" in context and "port 8080" in context
+    imported = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "voyager_brain" in imported and "json" in imported  # the report is read right
+    unwanted = {"dataclasses", "inspect", "jinja2", "markdown_it", "yaml", "frontmatter"}
+    assert imported & (unwanted | {"git", "click", "mcp", "rich"}) == set()

@@ -34,7 +34,7 @@ library is imported here unless the file has front matter we did not write ourse
 
 from __future__ import annotations
 
-import dataclasses
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -44,6 +44,7 @@ from typing import Any
 from .errors import CorruptFileError, TemplateError
 from .model import LABEL_TYPES, BrainEntry, format_timestamp, parse_timestamp
 from .render import Templates
+from .value import Value
 
 TITLE_SUFFIX = " Brain — Session Context"
 FENCE_MARKER = "<!-- voyager-brain: closes the code fence left open above ({n} line{s}) -->"
@@ -72,8 +73,7 @@ _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 _SIMPLE_META = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): '((?:[^']|'')*)'$")
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class BrainDocument:
+class BrainDocument(Value):
     """A parsed brain.md.
 
     `project` comes from the title line; `meta` is the front matter; `preamble` is any
@@ -82,20 +82,33 @@ class BrainDocument:
     `appendable` says new sections can be appended to the file as it is on disk.
     """
 
-    project: str | None = None
-    meta: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    entries: tuple[BrainEntry, ...] = ()
-    preamble: str | None = None
-    warnings: tuple[str, ...] = ()
-    appendable: bool = True
+    __slots__ = ("appendable", "entries", "meta", "preamble", "project", "warnings")
+    _fields = ("project", "meta", "entries", "preamble", "warnings", "appendable")
+    project: str | None
+    meta: Mapping[str, Any]
+    entries: tuple[BrainEntry, ...]
+    preamble: str | None
+    warnings: tuple[str, ...]
+    appendable: bool
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        project: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        entries: tuple[BrainEntry, ...] = (),
+        preamble: str | None = None,
+        warnings: tuple[str, ...] = (),
+        appendable: bool = True,
+    ) -> None:
         # Blank lines around the preamble are layout, not text (as after a section).
-        preamble = (self.preamble or "").replace("\r\n", "\n").strip("\n")
-        object.__setattr__(self, "preamble", preamble or None)
-
-    def replace(self, **changes: Any) -> BrainDocument:
-        return dataclasses.replace(self, **changes)
+        preamble = (preamble or "").replace("\r\n", "\n").strip("\n")
+        setattr_ = object.__setattr__
+        setattr_(self, "project", project)
+        setattr_(self, "meta", {} if meta is None else meta)
+        setattr_(self, "entries", entries)
+        setattr_(self, "preamble", preamble or None)
+        setattr_(self, "warnings", warnings)
+        setattr_(self, "appendable", appendable)
 
 
 # -- escaping -------------------------------------------------------------------------
@@ -282,54 +295,79 @@ def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
 
 
 # The only lines that can start a section or open or close a fence (see _fence_step),
-# each matched whole after the newline before it: a pattern that starts with a literal
-# is searched for several times faster than one that starts with ^.
-_CANDIDATE = re.compile(r"\n((?:##| {0,3}(?:```|~~~))[^\n]*)")
+# each matched whole after the newline before it (a pattern that starts with a literal is
+# searched for several times faster than one that starts with ^). A heading-shaped line
+# (as _HEADING reads it) also gives its label and time, so it is matched only once.
+_CANDIDATE_LINE = (
+    rf"(##[ \t]+({_LABELS})[ \t]+[—–-][ \t]+([^\n]+?)[ \t]*(?=\n|\Z)"
+    r"|(?:##| {0,3}(?:```|~~~))[^\n]*)"
+)
+_CANDIDATE = re.compile("\n" + _CANDIDATE_LINE)
+_FIRST_CANDIDATE = re.compile(_CANDIDATE_LINE)
+
+#: A section heading found by `_scan`: where its line starts and where the section's own
+#: text starts (after the heading's newline) in the body, its type and time.
+Heading = tuple[int, int, str, datetime]
 
 
 def _scan(
     body: str, start: int, offset: int
-) -> tuple[list[tuple[int, str, datetime]], list[str], tuple[str, str, int] | None]:
-    """Find the section headings of `body` from line `start` (0, or 1 after a title
-    line) on: (line index, type, time), warnings, the fence still open at the end. Only
-    the candidate lines, found by one regex search, are looked at one by one: a megabyte
-    of brain.md has a few thousand of them among tens of thousands of lines."""
+) -> tuple[list[Heading], list[str], tuple[str, str, int] | None]:
+    """Find the section headings of `body` from offset `start` on (0, or after a title
+    line): their `Heading`s, the warnings, the fence still open at the end. Only the
+    candidate lines, found by one regex search, are looked at one by one: a megabyte of
+    brain.md has a few thousand of them among tens of thousands of lines. Lines are
+    counted only for a warning."""
     warnings: list[str] = []
-    headings: list[tuple[int, str, datetime]] = []
+    headings: list[Heading] = []
     fence: tuple[str, str, int] | None = None
-    heading = _HEADING.match
-    i, counted = 0, 0  # the line index of position `counted`, counted up when needed
-    # With a newline in front, the first line is found like the others; in `body`, a
-    # line starts where its newline is in the padded text.
-    for match in _CANDIDATE.finditer("\n" + body):
-        at = match.start()
-        if start and not at:
-            continue  # the title line
-        line = match.group(1)
-        if fence is None and line.startswith("##"):
-            m = heading(line)
-            if m:
-                i += body.count("\n", counted, at)
-                counted = at
-                try:
-                    stamp = parse_timestamp(m[2])
-                except ValueError:
-                    warnings.append(
-                        f"line {i + offset + 1}: looks like a section heading but {m[2]!r} "
-                        "is not an ISO 8601 time; read as text of the section above"
-                    )
-                else:
-                    headings.append((i, LABEL_TYPES[m[1]], stamp))
-                    continue
-        fence = _fence_step(line, fence)
+    size = len(body)
+    first = _FIRST_CANDIDATE.match(body) if start == 0 else None
+    found = _CANDIDATE.finditer(body, max(start - 1, 0))
+    line_no, counted = offset + 1, 0  # the line number at offset `counted`
+    for match in itertools.chain((first,) if first else (), found):
+        at = match.start() if match is first else match.start() + 1
+        label = match.group(2)
+        if label is None:  # not heading-shaped
+            if match.group(1)[0] != "#":  # a "##" line neither opens nor closes a fence
+                fence = _fence_step(match.group(1), fence)
+            continue
+        if fence is not None:
+            continue  # a heading-shaped line inside a code fence is text
+        stamp_text = match.group(3)
+        try:
+            stamp = parse_timestamp(stamp_text)
+        except ValueError:
+            line_no += body.count("\n", counted, at)
+            counted = at
+            warnings.append(
+                f"line {line_no}: looks like a section heading but {stamp_text!r} "
+                "is not an ISO 8601 time; read as text of the section above"
+            )
+            continue
+        end = match.end()
+        headings.append((at, end + 1 if end < size else size, LABEL_TYPES[label], stamp))
     return headings, warnings, fence
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of a piece of the body that ends at a line end (or at the end of the
+    body): its final newline ends the last line, it starts none."""
+    if not text:
+        return []
+    return (text[:-1] if text[-1] == "\n" else text).split("\n")
 
 
 def heading_lines(text: str) -> list[int]:
     """1-based line numbers of the section headings in brain.md's `text`."""
     _, body, offset = _split_front_matter(text, Path("brain.md"))
     headings, _, _ = _scan(body, 0, offset)
-    return [heading[0] + offset + 1 for heading in headings]
+    numbers, line_no, counted = [], offset + 1, 0
+    for at, *_ in headings:
+        line_no += body.count("\n", counted, at)
+        counted = at
+        numbers.append(line_no)
+    return numbers
 
 
 def is_heading(line: str) -> bool:
@@ -380,16 +418,18 @@ class Section:
     context reads a handful of the thousands a large brain.md holds. Reads like the
     `BrainEntry` that `parse` makes of it."""
 
-    __slots__ = ("_entry", "_lines", "timestamp", "type")
+    __slots__ = ("_body", "_end", "_entry", "_start", "timestamp", "type")
 
-    def __init__(self, type_: str, timestamp: datetime, lines: list[str]) -> None:
-        self.type, self.timestamp, self._lines = type_, timestamp, lines
+    def __init__(self, type_: str, timestamp: datetime, body: str, start: int, end: int) -> None:
+        self.type, self.timestamp = type_, timestamp
+        self._body, self._start, self._end = body, start, end  # its text: body[start:end]
         self._entry: BrainEntry | None = None
 
     @property
     def entry(self) -> BrainEntry:
         if self._entry is None:
-            self._entry = _entry(self.type, self.timestamp, self._lines)
+            lines = _lines(self._body[self._start : self._end])
+            self._entry = _entry(self.type, self.timestamp, lines)
         return self._entry
 
     @property
@@ -397,11 +437,12 @@ class Section:
         # Only a first line shaped like one can be the source line: decoding trims the
         # end of a section, and only a closing-fence marker there can take away more
         # than blank lines (then the section is decoded to be sure).
-        lines = self._lines
-        m = _SOURCE.match(lines[0]) if lines else None
-        if m is None:
+        body, start, end = self._body, self._start, self._end
+        first_end = body.find("\n", start, end)
+        m = _SOURCE.match(body[start : first_end if first_end >= 0 else end])
+        if m is None or start == end:
             return None
-        last = next((line for line in reversed(lines) if line), "")
+        last = next((line for line in reversed(_lines(body[start:end])) if line), "")
         if _FENCE_MARKER.match(last):
             return self.entry.source
         return m[1].strip() or None
@@ -424,26 +465,23 @@ def sections(data: bytes | str, path: Path) -> tuple[str | None, list[Section]]:
     what `parse` raises for a file it cannot read."""
     text = decode_text(data, path) if isinstance(data, bytes) else data
     _, body, offset = _split_front_matter(text, path)
-    lines, project, start = _lines_and_title(body)
+    project, start = _title(body)
     headings, _, _ = _scan(body, start, offset)
-    bounds = [heading[0] for heading in headings] + [len(lines)]
+    ends = [heading[0] for heading in headings] + [len(body)]
     return project, [
-        Section(type_, stamp, lines[i + 1 : bounds[n + 1]])
-        for n, (i, type_, stamp) in enumerate(headings)
+        Section(type_, stamp, body, begin, end)
+        for (_, begin, type_, stamp), end in zip(headings, ends[1:], strict=True)
     ]
 
 
-def _lines_and_title(body: str) -> tuple[list[str], str | None, int]:
-    """The body's lines (no empty piece after a final newline), the project named by
-    the title line, and the index of the first line after it."""
-    lines = body.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the piece after the final newline
-    if lines:
-        m = _TITLE.match(lines[0])
-        if m:
-            return lines, m[1].strip(), 1
-    return lines, None, 0
+def _title(body: str) -> tuple[str | None, int]:
+    """The project named by the body's title line, and the offset after that line (0
+    when there is no title)."""
+    end = body.find("\n")
+    m = _TITLE.match(body if end < 0 else body[:end])
+    if m is None:
+        return None, 0
+    return m[1].strip(), len(body) if end < 0 else end + 1
 
 
 def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> BrainDocument:
@@ -456,14 +494,14 @@ def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> Bra
     text = decode_text(data, path) if isinstance(data, bytes) else data
     meta, body, offset = _split_front_matter(text, path)
     ends_with_newline = body.endswith("\n") or body == ""
-    lines, project, start = _lines_and_title(body)
+    project, start = _title(body)
     headings, warnings, fence = _scan(body, start, offset)
-    bounds = [heading[0] for heading in headings] + [len(lines)]
-    preamble = decode_block(lines[start : bounds[0]])[0].strip("\n")
+    ends = [heading[0] for heading in headings] + [len(body)]
+    preamble = decode_block(_lines(body[start : ends[0]]))[0].strip("\n")
 
     entries = []
-    for n, (i, type_, stamp) in enumerate(headings):
-        section = lines[i + 1 : bounds[n + 1]]
+    for (_, begin, type_, stamp), end in zip(headings, ends[1:], strict=True):
+        section = _lines(body[begin:end])
         if memo is None:
             entries.append(_entry(type_, stamp, section))
             continue

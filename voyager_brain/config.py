@@ -8,18 +8,16 @@ written for a newer voyager-brain still loads.
 
 from __future__ import annotations
 
-import dataclasses
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import ConfigError
 from .paths import voyager_home
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(NamedTuple):
     name: str
     default: Any
     kind: type
@@ -116,8 +114,10 @@ ALIASES = {
 SUMMARIZERS = ("extractive", "model")
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Config:
+class Config(NamedTuple):
+    """The settings in effect (see `SETTINGS`); `config._replace(key=value)` changes one.
+    A NamedTuple, not a dataclass: hooks load it on every run (see `voyager_brain.value`)."""
+
     compact_budget_tokens: int = 4000
     chars_per_token: int = 4
     auto_compact: bool = True
@@ -175,7 +175,7 @@ def _merge(base: Config, data: Mapping[str, Any], origin: str) -> Config:
             unknown.append(f"{origin}: {key}")
             continue
         changes[setting.name] = _check(setting, value, origin)
-    return dataclasses.replace(base, unknown_keys=tuple(unknown), **changes)
+    return base._replace(unknown_keys=tuple(unknown), **changes)
 
 
 def read_toml(path: Path) -> dict[str, Any]:

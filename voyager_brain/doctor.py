@@ -180,7 +180,7 @@ def _check_secrets(
     bm.load()
     for entry in leaking:
         if bm.remove(entry):
-            bm.update(dataclasses.replace(entry, content=redact(entry.content)))
+            bm.update(entry.replace(content=redact(entry.content)))
     bm.persist()
     yield Finding(
         "error",

@@ -1,4 +1,4 @@
-"""The values of the session brain (seed 002), as frozen dataclasses.
+"""The values of the session brain (seed 002): frozen, and cheap to import (see `Value`).
 
 This module imports nothing else from voyager_brain except its errors: the stores and the
 lifecycle build on it, never the other way round.
@@ -6,13 +6,13 @@ lifecycle build on it, never the other way round.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import InvalidEntryError
+from .value import Value
 
 #: The four entry types of seed 002, in the order the seed lists them.
 ENTRY_TYPES: tuple[str, ...] = ("observation", "decision", "loop_status", "reflection")
@@ -61,8 +61,7 @@ def _normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class BrainEntry:
+class BrainEntry(Value):
     """One section of brain.md.
 
     `timestamp` is kept to the second in UTC (a naive datetime is read as UTC); an entry
@@ -71,45 +70,67 @@ class BrainEntry:
     entry (``compact`` for compaction summaries); it is one line.
     """
 
+    __slots__ = ("_key", "content", "source", "timestamp", "type")
+    __match_args__ = ("type", "content", "timestamp", "source")
+    _fields = __match_args__
     type: str
     content: str
-    timestamp: datetime | None = None
-    source: str | None = None
+    timestamp: datetime | None
+    source: str | None
     # The identity, computed once: it is compared for every entry on every persist.
-    _key: tuple[str, str, str] = dataclasses.field(
-        init=False, repr=False, compare=False, default=("", "", "")
-    )
+    _key: tuple[str, str, str]
 
-    def __post_init__(self) -> None:
-        if self.type not in TYPE_LABELS:
+    def __init__(
+        self,
+        type: str,  # the field name (a keyword argument too), as seed 002 spells it
+        content: str,
+        timestamp: datetime | None = None,
+        source: str | None = None,
+    ) -> None:
+        if type not in TYPE_LABELS:
             raise InvalidEntryError(
-                f"entry type: expected one of {', '.join(ENTRY_TYPES)}, got {self.type!r}"
+                f"entry type: expected one of {', '.join(ENTRY_TYPES)}, got {type!r}"
             )
-        if not isinstance(self.content, str):
+        if not isinstance(content, str):
             raise InvalidEntryError(
-                f"entry content: expected a string, got {type(self.content).__name__}"
+                f"entry content: expected a string, got {content.__class__.__name__}"
             )
         # Trailing newlines are not content: a hand edit that leaves a blank line at the
         # end of a section must not make it a different entry.
-        object.__setattr__(self, "content", _normalize_newlines(self.content).rstrip("\n"))
-        if self.timestamp is not None:
-            if not isinstance(self.timestamp, datetime):
+        content = _normalize_newlines(content).rstrip("\n")
+        if timestamp is not None:
+            if not isinstance(timestamp, datetime):
                 raise InvalidEntryError(
-                    f"entry timestamp: expected a datetime, got {type(self.timestamp).__name__}"
+                    f"entry timestamp: expected a datetime, got {timestamp.__class__.__name__}"
                 )
-            object.__setattr__(self, "timestamp", utc_second(self.timestamp))
-        if self.source is not None:
-            if not isinstance(self.source, str):
+            timestamp = utc_second(timestamp)
+        if source is not None:
+            if not isinstance(source, str):
                 raise InvalidEntryError(
-                    f"entry source: expected a string, got {type(self.source).__name__}"
+                    f"entry source: expected a string, got {source.__class__.__name__}"
                 )
-            if "\n" in self.source or "\r" in self.source or "-->" in self.source:
+            if "\n" in source or "\r" in source or "-->" in source:
                 raise InvalidEntryError(
-                    f"entry source: expected one line without '-->', got {self.source!r}"
+                    f"entry source: expected one line without '-->', got {source!r}"
                 )
-            object.__setattr__(self, "source", self.source.strip() or None)
-        stamp = format_timestamp(self.timestamp) if self.timestamp is not None else ""
-        object.__setattr__(self, "_key", (self.type, stamp, self.content))
+            source = source.strip() or None
+        stamp = format_timestamp(timestamp) if timestamp is not None else ""
+        self._set(type, content, timestamp, source, (type, stamp, content))
+
+    def _set(
+        self,
+        type_: str,
+        content: str,
+        timestamp: datetime | None,
+        source: str | None,
+        key: tuple[str, str, str],
+    ) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "type", type_)
+        setattr_(self, "content", content)
+        setattr_(self, "timestamp", timestamp)
+        setattr_(self, "source", source)
+        setattr_(self, "_key", key)
 
     @classmethod
     def parsed(
@@ -123,12 +144,9 @@ class BrainEntry:
             return cls(type_, content, timestamp, source)
         entry = object.__new__(cls)
         content = content.rstrip("\n")
-        setattr_ = object.__setattr__
-        setattr_(entry, "type", type_)
-        setattr_(entry, "content", content)
-        setattr_(entry, "timestamp", timestamp)
-        setattr_(entry, "source", source)
-        setattr_(entry, "_key", (type_, timestamp.isoformat()[:19] + "Z", content))
+        entry._set(
+            type_, content, timestamp, source, (type_, timestamp.isoformat()[:19] + "Z", content)
+        )
         return entry
 
     @property
@@ -150,8 +168,7 @@ class BrainEntry:
         }
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class BrainState:
+class BrainState(NamedTuple):
     """What `load()` returns: the brain.md text to inject, and a few facts about it."""
 
     content: str
@@ -161,8 +178,7 @@ class BrainState:
     entries: tuple[BrainEntry, ...] = ()
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class BrainStatus:
+class BrainStatus(NamedTuple):
     """What `get_status()` returns (seed 002's BrainStatus)."""
 
     loaded: bool
@@ -183,8 +199,7 @@ class BrainStatus:
         }
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class CompactionReport:
+class CompactionReport(NamedTuple):
     """What `compact()` did: entries kept, merged, summarized and removed, sizes around it."""
 
     entries_before: int
@@ -211,7 +226,7 @@ class CompactionReport:
         return self.removed > 0 or self.summary is not None
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data: dict[str, Any] = self._asdict()
         data["summary"] = self.summary.to_dict() if self.summary else None
         data["fits"] = self.fits
         data["changed"] = self.changed

@@ -19,7 +19,6 @@ timestamp and content.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -207,12 +206,12 @@ class BrainManager:
         if not self._loaded:
             self.load()
         if entry.timestamp is None:
-            entry = dataclasses.replace(entry, timestamp=self.clock())
+            entry = entry.replace(timestamp=self.clock())
         if self.config.redact_secrets:
             from .redact import redact  # compiles its patterns; not needed to load
 
             source = redact(entry.source) if entry.source else entry.source
-            entry = dataclasses.replace(entry, content=redact(entry.content), source=source)
+            entry = entry.replace(content=redact(entry.content), source=source)
         if entry.key not in self._keys:
             self._keys.add(entry.key)
             self._entries.append(entry)
@@ -424,9 +423,7 @@ class BrainManager:
                 storage.atomic_write(self.path, new_data)
             self._reset(doc, new_data, len(text))
             if report is not None:
-                report = dataclasses.replace(
-                    report, bytes_before=len(data or b""), bytes_after=len(new_data)
-                )
+                report = report._replace(bytes_before=len(data or b""), bytes_after=len(new_data))
             return report
 
     def _compact_render(self, doc: BrainDocument) -> tuple[str, BrainDocument, CompactionReport]:

@@ -11,7 +11,6 @@ Standard library only: session start reads this file.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import enum
 import json
 from collections.abc import Iterator, Mapping
@@ -21,6 +20,7 @@ from typing import Any, NamedTuple
 
 from .errors import CorruptFileError, StateError
 from .model import format_timestamp
+from .value import Value
 
 #: The schema version written in new files (the value the original tool writes).
 SCHEMA_VERSION = "1.0.2"
@@ -483,19 +483,31 @@ def loads(data: bytes, path: Path) -> dict[str, Any]:
 _MISSING: Any = object()
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Change:
+class Change(Value):
     """One difference between two states: `op` is add, remove or change.
 
     `item` is the merge key of the decision, key file or known issue the change is in
     (added, removed, or a field of it changed); it is not part of equality.
     """
 
+    __slots__ = ("item", "new", "old", "op", "path")
+    _fields = ("op", "path", "old", "new", "item")
+    _compared = ("op", "path", "old", "new")
     op: str
     path: str
-    old: Any = None
-    new: Any = None
-    item: str | None = dataclasses.field(default=None, compare=False)
+    old: Any
+    new: Any
+    item: str | None
+
+    def __init__(
+        self, op: str, path: str, old: Any = None, new: Any = None, item: str | None = None
+    ) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "op", op)
+        setattr_(self, "path", path)
+        setattr_(self, "old", old)
+        setattr_(self, "new", new)
+        setattr_(self, "item", item)
 
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "path": self.path, "old": self.old, "new": self.new}
@@ -573,8 +585,7 @@ def _item_key(key: Any) -> str:
 # -- the value handed to Python callers -----------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ProjectState:
+class ProjectState(NamedTuple):
     """The project state: brain.json's document, read-only, with typed shortcuts.
 
     `data` has the file's own field names (camelCase); treat it as read-only.

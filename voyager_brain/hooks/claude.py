@@ -71,9 +71,7 @@ def _manager(payload: Mapping[str, Any], auto_compact: bool = False) -> Any:
     top = repo.find_top(cwd) or cwd
     config: Config = load_config(top / ".voyager")
     if not auto_compact:
-        import dataclasses
-
-        config = dataclasses.replace(config, auto_compact=False)
+        config = config._replace(auto_compact=False)
     return BrainManager(cwd, config=config)
 
 
