@@ -6,9 +6,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from voyager_brain import Config, ConfigError
-from voyager_brain.config import SETTINGS, default_config_toml, load_config
+from voyager_brain.config import SETTINGS, default_config_toml, load_config, read_simple_toml
 
 
 def test_defaults() -> None:
@@ -90,3 +92,57 @@ def test_camel_case_spellings_of_the_memory_settings_are_accepted() -> None:
     config = Config.from_mapping({"decayAfterDays": 30, "promptBudget": 1000, "autoMemory": False})
     assert (config.decay_after_days, config.prompt_budget, config.auto_memory) == (30, 1000, False)
     assert Config.from_mapping({"decay_min_score": 0}).decay_min_score == 0
+
+
+# -- the TOML subset read without tomllib ---------------------------------------------
+
+_keys = st.sampled_from(["a", "prompt_budget", "A-b_9", "1", "true", "a.b", '"q"', "é", ""])
+_values = st.one_of(
+    st.sampled_from(
+        [
+            *("true", "false", "True", "0", "-0", "+7", "01", "1_000", "12", "1.5", "1."),
+            *(".5", "-0.0", "1e3", "inf", "nan", '""', "''", '"x # y"', "'c:\\p'", '"a\\"b"'),
+            *('"\\n"', '"tab\there"', "'it''s'", '"""x"""', "[1]", "{a = 1}", "x"),
+        ]
+    ),
+    st.text(max_size=6).map(lambda t: f'"{t}"'),
+    st.text(max_size=6).map(lambda t: f"'{t}'"),
+)
+_line = st.one_of(
+    st.builds(
+        lambda indent, k, eq, v, tail: f"{indent}{k}{eq}{v}{tail}",
+        st.sampled_from(["", " ", "\t"]),
+        _keys,
+        st.sampled_from([" = ", "=", " =\t", " : "]),
+        _values,
+        st.sampled_from(["", " ", " # note", "# x\x01", "\r"]),
+    ),
+    st.sampled_from(["", " ", "# comment", "  # x = 1", "#\x7f", "[table]", "\r", "\ufeff"]),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=600)
+@given(st.lists(_line, max_size=6), st.sampled_from(["\n", "\r\n"]))
+def test_the_simple_reader_agrees_with_tomllib(lines: list[str], newline: str) -> None:
+    """Where the reader answers, it answers what tomllib does (and tomllib accepts the
+    text); where tomllib refuses a text, the reader leaves it to tomllib."""
+    text = newline.join(lines)
+    try:
+        expected = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        assert read_simple_toml(text) is None
+        return
+    got = read_simple_toml(text)
+    if got is not None:
+        assert got == expected and [type(v) for v in got.values()] == [
+            type(v) for v in expected.values()
+        ]
+
+
+def test_what_init_writes_and_a_changed_value_need_no_tomllib() -> None:
+    written = default_config_toml()
+    assert read_simple_toml(written) == {}
+    edited = written.replace("# prompt_budget = 2000", "prompt_budget = 3000  # more room")
+    assert read_simple_toml(edited) == {"prompt_budget": 3000} == tomllib.loads(edited)
+    assert read_simple_toml("[memory]\nprompt_budget = 3000\n") is None  # tomllib reads it

@@ -405,3 +405,35 @@ def test_in_the_same_second_a_decision_comes_first() -> None:
     entries = (BrainEntry("observation", "Saw the flake", at), BrainEntry("decision", "Pin it", at))
     text = build(memory(), empty_state("p", NOW), entries).text
     assert text.index("Pin it") < text.index("Saw the flake")
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["decision", "observation", "reflection"]), st.integers(0, 4)),
+        max_size=30,
+    ),
+    st.sampled_from([1, 2, 5, 40]),
+)
+def test_session_entries_come_newest_first_a_decision_first_then_file_order(
+    drawn: list[tuple[str, int]], limit: int
+) -> None:
+    """Whether the block takes a few entries (the budget's limit) or all of them
+    (--explain), the order is: newer first, at the same second a decision first, then
+    the one earlier in the file."""
+    from voyager_brain.context import Lines, _session
+    from voyager_brain.render import Templates
+
+    t = lambda s: datetime(2026, 3, 1, 10, 0, s, tzinfo=UTC)  # noqa: E731
+    entries = [BrainEntry(kind, f"entry {n}", t(s)) for n, (kind, s) in enumerate(drawn)]
+    expected = sorted(
+        range(len(entries)),
+        key=lambda n: (-drawn[n][1], drawn[n][0] != "decision", n),
+    )
+    line = Lines(Templates())
+    for cap in (limit, None):
+        items, total = _session(entries, cap, line)
+        shown = [int(item.text.rsplit("entry ", 1)[1]) for item in items]
+        assert total == len(entries)
+        assert shown == expected[: len(shown)]
+        assert len(shown) >= min(cap or len(entries), len(entries))

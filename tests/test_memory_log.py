@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from voyager_brain.errors import EntryError
+from voyager_brain.memory import log
 from voyager_brain.memory.log import (
     Health,
     append,
@@ -270,6 +272,58 @@ def test_folding_more_lines_continues_a_fold(
     continued = fold(more, into=fold(first))
     assert continued.entries == whole.entries and continued.dead == whole.dead
     assert list(continued.entries) == list(whole.entries)
+
+
+def reference_fold(lines: list[dict[str, Any]], top: str | None) -> log.Folded:
+    """The seed's rule one line at a time, as plainly as it can be written."""
+    state = log.Folded()
+    for line in lines:
+        line = dict(line)
+        field = {"learning": "projectPath", "context": "path"}.get(line.get("type"))  # type: ignore[arg-type]
+        if top is not None and field and isinstance(line.get(field), str):
+            value = line[field]
+            line[field] = (
+                value if os.path.isabs(value) else os.path.normpath(os.path.join(top, value))
+            )
+        if line.get("type") == "tombstone":
+            if isinstance(line.get("target_id"), str):
+                state.entries.pop(line["target_id"], None)
+                state.dead[line["target_id"]] = line
+            continue
+        state.dead.pop(line["id"], None)
+        state.entries[line["id"]] = line
+    return state
+
+
+_path_value = st.sampled_from([".", "sub/dir", "/abs/path", "", None, 3, ["x"]])
+_any_line = st.one_of(
+    _line,
+    st.builds(
+        lambda i, p, kind: (
+            {"id": i, "type": kind, "created": CREATED}
+            | ({} if p is None else {("projectPath" if kind == "learning" else "path"): p})
+        ),
+        _ids,
+        _path_value,
+        st.sampled_from(["learning", "context", "task"]),
+    ),
+    st.builds(
+        lambda i, t: {"id": i, "type": "tombstone", "target_id": t},
+        _ids,
+        st.sampled_from(["a", 1, None]),
+    ),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(_any_line, max_size=40), st.sampled_from([None, "/repo/top"]))
+def test_fold_is_the_seed_rule_line_by_line(lines: list[dict[str, Any]], top: str | None) -> None:
+    """Runs between tombstones are folded with one dict.update: the same entries, dead
+    ids, dict orders and resolved paths as applying the lines one by one."""
+    expected = reference_fold(lines, top)
+    got = fold([dict(line) for line in lines], top=top)
+    assert list(got.entries.items()) == list(expected.entries.items())
+    assert list(got.dead.items()) == list(expected.dead.items())
 
 
 @settings(max_examples=200)

@@ -48,6 +48,7 @@ from .value import Value
 
 TITLE_SUFFIX = " Brain — Session Context"
 FENCE_MARKER = "<!-- voyager-brain: closes the code fence left open above ({n} line{s}) -->"
+_MARKER_START = FENCE_MARKER[: FENCE_MARKER.index("(")]
 _FENCE_MARKER = re.compile(
     r"^<!-- voyager-brain: closes the code fence left open above \((\d) lines?\) -->$"
 )
@@ -438,13 +439,16 @@ class Section:
         # end of a section, and only a closing-fence marker there can take away more
         # than blank lines (then the section is decoded to be sure).
         body, start, end = self._body, self._start, self._end
+        if not body.startswith("<!-- source: ", start, end):
+            return None  # most sections: no need to find the end of the line
         first_end = body.find("\n", start, end)
         m = _SOURCE.match(body[start : first_end if first_end >= 0 else end])
-        if m is None or start == end:
+        if m is None:
             return None
-        last = next((line for line in reversed(_lines(body[start:end])) if line), "")
-        if _FENCE_MARKER.match(last):
-            return self.entry.source
+        if body.find(_MARKER_START, start, end) >= 0:
+            text = body[start:end].rstrip("\n")
+            if _FENCE_MARKER.match(text[text.rfind("\n") + 1 :]):  # the last non-empty line
+                return self.entry.source
         return m[1].strip() or None
 
     @property

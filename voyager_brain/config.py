@@ -8,7 +8,7 @@ written for a newer voyager-brain still loads.
 
 from __future__ import annotations
 
-import tomllib
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -186,10 +186,52 @@ def read_toml(path: Path) -> dict[str, Any]:
         return {}
     except (UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    simple = read_simple_toml(text)
+    if simple is not None:
+        return simple
+    import tomllib
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+# What TOML allows in a comment or a string: anything but control characters (tab is fine).
+_TEXT = r"[^\x00-\x08\x0a-\x1f\x7f]"
+_SIMPLE_LINE = re.compile(
+    rf"[ \t]*(?:([A-Za-z0-9_-]+)[ \t]*=[ \t]*"
+    r"(true|false|[+-]?(?:0|[1-9][0-9]*)(\.[0-9]+)?"
+    rf"|\"((?:(?![\"\\]){_TEXT})*)\"|'((?:(?!'){_TEXT})*)')[ \t]*)?(?:#{_TEXT}*)?"
+)
+
+
+def read_simple_toml(text: str) -> dict[str, Any] | None:
+    """`tomllib.loads(text)` for a file of comments, blank lines and ``key = value`` lines
+    with a bare key and a boolean, a decimal number or a string without escapes (what
+    `init` writes, and what a person adds to it); None for anything else, which tomllib
+    then reads. A session-start hook reads config.toml on every run, and importing
+    tomllib costs it more than reading such a file this way."""
+    data: dict[str, Any] = {}
+    lines = text.split("\n")
+    last = len(lines) - 1
+    for n, line in enumerate(lines):
+        # A CR is allowed only as the first half of a CRLF newline.
+        m = _SIMPLE_LINE.fullmatch(line[:-1] if n < last and line.endswith("\r") else line)
+        if m is None:
+            return None
+        key, value = m[1], m[2]
+        if key is None:
+            continue  # blank, or a comment
+        if key in data:
+            return None  # a duplicate: tomllib says what is wrong
+        if value in ("true", "false"):
+            data[key] = value == "true"
+        elif m[4] is not None or m[5] is not None:
+            data[key] = m[4] if m[4] is not None else m[5]
+        else:
+            data[key] = float(value) if m[3] else int(value)
+    return data
 
 
 def load_config(voyager_dir: Path | None) -> Config:

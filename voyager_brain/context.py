@@ -343,21 +343,32 @@ def _session(
         text = line("session", label=label, timestamp=e.key[1], text=_one_line(e.content))
         return Item("session", f"brain.md:{e.type}@{e.key[1]}", text)
 
+    statuses: list[BrainEntry | Section] = []
+    summaries: list[BrainEntry | Section] = []
+    recent: list[BrainEntry | Section] = []
+    for e in entries:  # one look at each source: a Section reads it off its text
+        if e.type == "loop_status":
+            statuses.append(e)
+        elif e.source != "compact":  # a decision, an observation or a reflection
+            recent.append(e)
+        elif e.type == "reflection":
+            summaries.append(e)
     items: list[Item] = []
-    statuses = [e for e in entries if e.type == "loop_status"]
     if statuses:
         items.append(item(statuses[-1], "Loop status"))
-    summaries = [e for e in entries if e.type == "reflection" and e.source == "compact"]
     if summaries:
         items.append(item(summaries[-1], "Summary"))
-    recent = [
-        e
-        for e in entries
-        if e.type in ("decision", "observation", "reflection") and e.source != "compact"
-    ]
     total = len(items) + len(recent)
-    # By time (to the second, as the key shows it), a decision before the rest.
-    newest_first = _head(recent, lambda e: (e.timestamp or _OLDEST, e.type == "decision"), limit)
+    # By time (to the second, as the key shows it), a decision before the rest, the one
+    # earlier in the file first. The keys are offered newest first: of a file in time
+    # order, each after the first `limit` is turned away by one comparison.
+    keys = [(e.timestamp or _OLDEST, e.type == "decision", -n) for n, e in enumerate(recent)]
+    keys.reverse()
+    if limit is not None and limit < len(keys):
+        keys = heapq.nlargest(limit, keys)
+    else:
+        keys.sort(reverse=True)
+    newest_first = [recent[-key[2]] for key in keys]
     # Rendered as taken: most are never looked at.
     return itertools.chain(items, (item(e, e.label) for e in newest_first)), total
 
@@ -401,13 +412,6 @@ def _learnings(
 
 def _all(items: list[Item]) -> tuple[list[Item], int]:
     return items, len(items)
-
-
-def _head(items: list[Any], key: Any, limit: int | None) -> list[Any]:
-    """`items` sorted by `key`, largest first (stable), or only the first `limit` of that."""
-    if limit is not None and limit < len(items):
-        return heapq.nlargest(limit, items, key=key)
-    return sorted(items, key=key, reverse=True)
 
 
 # -- taking lines within a budget -----------------------------------------------------

@@ -15,6 +15,8 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -264,23 +266,21 @@ def resolve_paths(entries: Iterable[dict[str, Any]], top: str) -> None:
     """Make the relative paths of a project log's entries absolute against the repository
     `top`, in place (the entries are fresh from `parse`)."""
     # Most entries share a handful of paths ("." above all): each is looked at once, and
-    # an absolute one maps to itself.
+    # an absolute one maps to itself. Inline: this runs once per line of a project log.
     resolved: dict[str, str] = {}
+    fields = PATH_FIELDS
     for entry in entries:
-        field = PATH_FIELDS.get(entry["type"])
-        if field is not None:
-            _resolve(entry, field, top, resolved)
-
-
-def _resolve(entry: dict[str, Any], field: str, top: str, resolved: dict[str, str]) -> None:
-    value = entry.get(field)
-    if isinstance(value, str):
-        absolute = resolved.get(value)
-        if absolute is None:
-            absolute = resolved[value] = (
-                value if os.path.isabs(value) else os.path.normpath(os.path.join(top, value))
-            )
-        entry[field] = absolute
+        field = fields.get(entry.get("type"))  # type: ignore[arg-type]
+        if field is None:
+            continue
+        value = entry.get(field)
+        if isinstance(value, str):
+            absolute = resolved.get(value)
+            if absolute is None:
+                absolute = resolved[value] = (
+                    value if os.path.isabs(value) else os.path.normpath(os.path.join(top, value))
+                )
+            entry[field] = absolute
 
 
 def read(path: Path) -> tuple[list[dict[str, Any]], Health]:
@@ -329,25 +329,35 @@ def fold(
     same id replaces the earlier one, a tombstone removes its target and is remembered,
     and a new entry with a tombstoned id resurrects it. Linear in the number of lines.
     `into` continues an earlier fold with lines appended since. With `top` (a project
-    log), `resolve_paths` is done on the way (the lines are fresh from `parse`)."""
+    log), `resolve_paths` is done first (the lines are fresh from `parse`)."""
     state = into if into is not None else Folded()
     live, dead = state.entries, state.dead
-    resolved: dict[str, str] = {}
-    for entry in entries:
-        kind = entry.get("type")
-        if kind == "tombstone":
-            target = entry.get("target_id")
+    entries = entries if isinstance(entries, list) else list(entries)
+    if top is not None:
+        resolve_paths(entries, top)
+    # The lines between two tombstones are upserts: one dict.update (a known id keeps
+    # its place, a new one goes last, as one assignment each would do) and, when some
+    # ids were tombstoned, their resurrection. A session start folds every line.
+    kinds = list(map(dict.get, entries, repeat("type")))
+    start, size = 0, len(entries)
+    while start < size:
+        try:
+            stop = kinds.index("tombstone", start)
+        except ValueError:
+            stop = size
+        if stop > start:
+            run = entries[start:stop]
+            ids = list(map(itemgetter("id"), run))
+            if dead:
+                for entry_id in dead.keys() & ids:
+                    del dead[entry_id]
+            live.update(zip(ids, run, strict=True))
+        if stop < size:
+            target = entries[stop].get("target_id")
             if isinstance(target, str):
                 live.pop(target, None)
-                dead[target] = entry
-            continue
-        if top is not None:
-            field = PATH_FIELDS.get(kind)  # type: ignore[arg-type]
-            if field is not None:
-                _resolve(entry, field, top, resolved)
-        entry_id = entry["id"]
-        dead.pop(entry_id, None)
-        live[entry_id] = entry
+                dead[target] = entries[stop]
+        start = stop + 1
     return state
 
 
