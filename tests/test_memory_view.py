@@ -207,3 +207,35 @@ def test_an_entry_updated_keeps_its_place(tmp_path: Path) -> None:
     view.refresh()
     assert [e["id"] for e in view.of_type("learning")] == ["id03", "id05", "id02", "id04"]
     check(view, home, top)
+
+
+def test_a_view_changes_copies_of_the_cached_fold_never_the_fold_itself(tmp_path: Path) -> None:
+    """A cold read hands the view the dicts the process memo keeps (no copy of ten
+    thousand entries); the view copies them before its first change, so another read
+    in the same process still folds the memo and only what was appended since."""
+    from voyager_brain.memory import cache
+
+    home, top = tmp_path / "home", tmp_path / "repo"
+    (top / ".voyager").mkdir(parents=True)
+    home.mkdir()
+    project = top / ".voyager" / "memory.jsonl"
+    created = seed_time(NOW)
+    log.append(project, [entry("learning", n, created, {}) for n in range(5)])
+    cache._memory.clear()
+    first = MemoryView(home / "memory.jsonl", project, top)
+    # Applying these twice would not give the same order: a second pass would move id08
+    # behind id09. So a memo changed by the first view would show in the second.
+    tomb = {"id": "t1", "type": "tombstone", "target_id": "id08", "target_type": "learning"}
+    log.append(
+        project,
+        [
+            entry("learning", 8, created, {}),
+            tomb | {"reason": "test", "created": created},
+            entry("learning", 8, created, {}),
+            entry("learning", 9, created, {}),
+        ],
+    )
+    first.refresh()
+    later = MemoryView(home / "memory.jsonl", project, top)  # the memo, then the new lines
+    for view in (first, later):
+        check(view, home, top)

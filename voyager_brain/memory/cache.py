@@ -152,7 +152,9 @@ def read_folded_at(
     path: Path, cache_path: Path | None, top: Path | None = None
 ) -> tuple[log.Folded, log.Health, Position]:
     """`read_folded`, and the position the fold covers up to (a torn last line is not
-    folded: it is read again once whole)."""
+    folded: it is read again once whole). The state's dicts are the process memo's own:
+    copy them before changing anything (a session start reads ten thousand entries
+    once; copying them would cost more than it saves)."""
     where = str(top) if top is not None else None
     try:
         st = path.stat()
@@ -196,8 +198,8 @@ def read_folded_at(
             "file": file,
             "offset": offset,
             "tail": tail,
-            "entries": dict(state.entries),
-            "dead": dict(state.dead),
+            "entries": state.entries,  # shared with the caller, who only reads them
+            "dead": state.dead,
             "total": total + health.total,
             "bad": bad + health.bad_lines,
         }

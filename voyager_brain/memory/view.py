@@ -24,7 +24,7 @@ import bisect
 import heapq
 from collections.abc import Iterable
 from datetime import datetime
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from operator import eq, itemgetter, not_
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ class _Log:
         self.path, self.top = path, top
         state, _, self.at = read_folded_at(path, cache_path, top)
         self.entries, self.dead = state.entries, state.dead
+        self._own = False  # the dicts are the cache memo's until the first change
         self._seq: dict[str, int] | None = None
         self.identity = _identity(path)
 
@@ -73,6 +74,8 @@ class _Log:
         lines, _ = log.parse(data[:end])
         if self.top is not None:
             log.resolve_paths(lines, str(self.top))
+        if not self._own:
+            self.entries, self.dead, self._own = dict(self.entries), dict(self.dead), True
         entries, dead, seq = self.entries, self.dead, self.seq
         for line in lines:  # log.fold, keeping the positions
             if line.get("type") == "tombstone":
@@ -188,12 +191,10 @@ class MemoryView:
             for target in ours.dead.keys() & entries.keys():
                 del entries[target], order[target]
             entries.update(ours.entries)
-            project_order = dict(
-                zip(ours.entries, range(_PROJECT, _PROJECT + len(ours.entries)), strict=True)
-            )
             # An id in both logs keeps its personal place (the snapshot's order).
-            project_order.update((i, order[i]) for i in ours.entries.keys() & order.keys())
-            order.update(project_order)
+            kept = {i: order[i] for i in ours.entries.keys() & order.keys()}
+            order.update(zip(ours.entries, count(_PROJECT), strict=False))
+            order.update(kept)
         self.entries: dict[str, Entry] = entries
         self.order: dict[str, int] = order
         # Learnings, most of a large log, are picked out by C loops; the rest one by one.
