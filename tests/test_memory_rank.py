@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from voyager_brain.memory.rank import (
     DedupResult,
+    Scorer,
     age_days,
     check_duplicate,
     decay_candidates,
@@ -592,3 +593,42 @@ def rank_time(entry: dict[str, Any]) -> datetime:
     except ValueError:
         return datetime.min.replace(tzinfo=UTC)
     return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+_scored_learning = st.fixed_dictionaries(
+    {"type": st.just("learning"), "text": st.just("t")},
+    optional={
+        "created": st.integers(-20, 100).map(lambda d: (NOW - timedelta(days=d)).isoformat()),
+        "scope": st.sampled_from(["project", "global", None, 3]),
+        "projectPath": st.sampled_from(
+            [PROJECT, os.path.join(PROJECT, "src"), "/elsewhere", "", None, 7, ["x"]]
+        ),
+        "source": st.sampled_from(["manual", "auto", None, 1]),
+    },
+)
+
+
+@given(st.lists(_scored_learning, max_size=25), st.sampled_from([PROJECT, "/elsewhere", None]))
+def test_scores_of_a_list_are_the_seed_rule_for_each(
+    learnings: list[dict[str, Any]], cwd: str | None
+) -> None:
+    """Scored a list at a time (times parsed together, one boost per path): each score
+    is still the seed's rule for that entry, whatever its fields hold."""
+    scorer = Scorer(NOW, cwd)
+    _, changed = scorer.times(learnings)
+    for entry, got in zip(learnings, scorer.scores(learnings, changed), strict=True):
+        when = datetime.fromisoformat(entry["created"]) if "created" in entry else NOW
+        weeks = max(NOW - when, timedelta(0)) // timedelta(days=7)
+        path = entry.get("projectPath")
+        inside = (
+            cwd is not None
+            and isinstance(path, str)
+            and path != ""
+            and (cwd == path or cwd.startswith(path.rstrip(os.sep) + os.sep))
+        )
+        expected = (
+            max(0, 10 - weeks)
+            + (5 if entry.get("scope") == "project" and inside else 0)
+            + (2 if entry.get("source") == "manual" else 0)
+        )
+        assert got == expected, entry
