@@ -150,8 +150,10 @@ def parse_objects(data: bytes) -> tuple[list[dict[str, Any]], int]:
 
 
 # Bytes decoded at a time: one str of a whole large log is several times its size (a
-# single non-Latin-1 character makes every character 2 or 4 bytes) and slower to walk.
-_CHUNK = 1 << 18
+# single non-Latin-1 character makes every character 2 or 4 bytes) and slower to walk;
+# a piece this small stays in the CPU's cache while its lines are parsed (10k lines in
+# a fresh process: 36 ms median with 16 KB pieces, 44 ms with 256 KB ones).
+_CHUNK = 1 << 14
 
 
 def parse(data: bytes, *, chunk: int = _CHUNK) -> tuple[list[dict[str, Any]], Health]:
