@@ -184,8 +184,11 @@ def read_folded_at(
             return log.Folded(), log.Health(), Position(0, b"")
     # Only whole lines are folded; a torn last line is read again next time.
     end = data.rfind(b"\n") + 1
-    entries, health = log.parse(data[:end])
-    log.fold(entries, into=state, top=where)
+    lines = wrong = 0
+    for entries, bad_lines in log.pieces(data, end):
+        log.fold(entries, into=state, top=where)
+        lines, wrong = lines + len(entries), wrong + bad_lines
+    health = log.Health(lines, wrong, False)
     _, rest = log.parse(data[end:]) if end < len(data) else ([], log.Health())
     offset = start + end
     if record is None or start == 0 or offset != record["offset"]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from itertools import repeat
 from operator import itemgetter
@@ -161,27 +161,34 @@ def parse(data: bytes, *, chunk: int = _CHUNK) -> tuple[list[dict[str, Any]], He
 
     A line that is not a JSON object with a string ``id`` and ``type`` is a bad line.
     A last line without a newline is a torn tail: counted as a bad line when it does not
-    parse, and reported either way. The bytes are read in pieces of about `chunk` bytes
-    that end at a newline (a newline byte is never inside a UTF-8 character, so each
-    line is in one piece).
+    parse, and reported either way. The bytes are read in pieces (see `pieces`).
     """
-    torn = bool(data) and not data.endswith(b"\n")
     entries: list[dict[str, Any]] = []
     bad = 0
-    start, size = 0, len(data)
+    for found, wrong in pieces(data, chunk=chunk):
+        entries += found
+        bad += wrong
+    return entries, Health(len(entries), bad, bool(data) and not data.endswith(b"\n"))
+
+
+def pieces(
+    data: bytes, stop: int | None = None, *, chunk: int = _CHUNK
+) -> Iterator[tuple[list[dict[str, Any]], int]]:
+    """`parse` of ``data[:stop]`` a piece at a time: the entries and the bad-line count
+    of each piece of about `chunk` bytes ending at a newline (a newline byte is never
+    inside a UTF-8 character, so each line is in one piece). Folding each piece as it
+    comes touches its entries while they are still in the CPU's cache."""
+    start, size = 0, len(data) if stop is None else stop
     while start < size:
-        end = data.find(b"\n", start + chunk - 1) + 1 or size
-        piece = data[start:end] if start or end < size else data
+        end = min(data.find(b"\n", start + chunk - 1, size) + 1 or size, size)
+        piece = data[start:end] if start or end < len(data) else data
         try:
             text = piece.decode()
         except UnicodeDecodeError:
-            found, wrong = parse_lines(piece)
+            yield parse_lines(piece)
         else:
-            found, wrong = _parse_text(text)
-        entries += found
-        bad += wrong
+            yield _parse_text(text)
         start = end
-    return entries, Health(len(entries), bad, torn)
 
 
 def _is_entry(value: Any) -> bool:
