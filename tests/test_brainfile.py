@@ -413,3 +413,27 @@ def test_parsed_entries_are_the_entries_the_checks_make(text: str) -> None:
         (e.type, e.timestamp, e.source) for e in doc.entries
     ]
     assert [x.entry for x in found] == list(doc.entries)
+
+
+_heading_part = st.sampled_from(
+    [
+        *("#", "##", " ", "\t", "  ", "Decision", "Loop Status", "Reflection", "—", "–", "-"),
+        *("2026-03-21T14:30:00Z", "Z", ":", "x", "\r", "é"),
+    ]
+)
+
+
+@settings(max_examples=2000)
+@given(st.lists(_heading_part, max_size=10))
+def test_the_scan_reads_a_heading_line_as_the_heading_pattern_does(parts: list[str]) -> None:
+    """The scan's search pattern (spelled for speed) takes the same lines, labels and
+    times as the plain `## <Label> — <time>` pattern used everywhere else."""
+    from voyager_brain.brainfile import _HEADING, _HEADINGS
+
+    line = "".join(parts)
+    plain = _HEADING.match(line)
+    for found in (_HEADINGS[0].match(line), _HEADINGS[1].match("\n" + line)):
+        if plain is None:
+            assert found is None
+        else:
+            assert found is not None and (found[2], found[3]) == (plain[1], plain[2])

@@ -34,9 +34,8 @@ library is imported here unless the file has front matter we did not write ourse
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -295,45 +294,69 @@ def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-# The only lines that can start a section or open or close a fence (see _fence_step),
-# each matched whole after the newline before it (a pattern that starts with a literal is
-# searched for several times faster than one that starts with ^). A heading-shaped line
-# (as _HEADING reads it) also gives its label and time, so it is matched only once.
-_CANDIDATE_LINE = (
-    rf"(##[ \t]+({_LABELS})[ \t]+[—–-][ \t]+([^\n]+?)[ \t]*(?=\n|\Z)"
-    r"|(?:##| {0,3}(?:```|~~~))[^\n]*)"
+# The only lines that can start a section, and the only ones that can open or close a
+# fence (see _fence_step), each matched whole after the newline before it: a pattern that
+# starts with a literal is searched for several times faster than one that starts with ^,
+# and two such searches beat one for either kind. A heading-shaped line (as _HEADING reads
+# it) also gives its label and time.
+# The time is what _HEADING's lazy (.+?) takes: from the first non-blank to the last
+# (or one blank when there is nothing else), spelled so that no character is tried twice.
+_HEADING_LINE = (
+    rf"(##[ \t]+({_LABELS})[ \t]+[—–-][ \t]+"
+    r"([^ \t\n](?:[^\n]*[^ \t\n])?|[ \t])[ \t]*(?=\n|\Z))"
 )
-_CANDIDATE = re.compile("\n" + _CANDIDATE_LINE)
-_FIRST_CANDIDATE = re.compile(_CANDIDATE_LINE)
+_FENCE_LINE = r"( {0,3}(?:```|~~~)[^\n]*)"
+_HEADINGS = (re.compile(_HEADING_LINE), re.compile("\n" + _HEADING_LINE))
+_FENCES = (re.compile(_FENCE_LINE), re.compile("\n" + _FENCE_LINE))
 
 #: A section heading found by `_scan`: where its line starts and where the section's own
 #: text starts (after the heading's newline) in the body, its type and time.
 Heading = tuple[int, int, str, datetime]
 
 
+def _lines_like(
+    patterns: tuple[re.Pattern[str], re.Pattern[str]], body: str, start: int
+) -> Iterator[tuple[int, re.Match[str]]]:
+    """Where each line from offset `start` on that `patterns` match starts, and the match
+    (group 1 is the line)."""
+    first = patterns[0].match(body) if start == 0 else None
+    if first is not None:
+        yield 0, first
+    for match in patterns[1].finditer(body, max(start - 1, 0)):
+        yield match.start() + 1, match
+
+
 def _scan(
     body: str, start: int, offset: int
 ) -> tuple[list[Heading], list[str], tuple[str, str, int] | None]:
     """Find the section headings of `body` from offset `start` on (0, or after a title
-    line): their `Heading`s, the warnings, the fence still open at the end. Only the
-    candidate lines, found by one regex search, are looked at one by one: a megabyte of
-    brain.md has a few thousand of them among tens of thousands of lines. Lines are
-    counted only for a warning."""
+    line): their `Heading`s, the warnings, the fence still open at the end. Only candidate
+    lines, found by regex searches, are looked at one by one (a megabyte of brain.md has a
+    few thousand among tens of thousands of lines): first the fence lines, which tell
+    where code is, then the heading-shaped lines outside it. Lines are counted only for a
+    warning."""
+    size = len(body)
+    fence: tuple[str, str, int] | None = None
+    code: list[tuple[int, int]] = []  # (the opening fence line, the closing one) of each block
+    opened = 0
+    for at, match in _lines_like(_FENCES, body, start):
+        step = _fence_step(match.group(1), fence)
+        if fence is None and step is not None:
+            opened = at
+        elif fence is not None and step is None:
+            code.append((opened, at))
+        fence = step
+    if fence is not None:
+        code.append((opened, size))
+
     warnings: list[str] = []
     headings: list[Heading] = []
-    fence: tuple[str, str, int] | None = None
-    size = len(body)
-    first = _FIRST_CANDIDATE.match(body) if start == 0 else None
-    found = _CANDIDATE.finditer(body, max(start - 1, 0))
     line_no, counted = offset + 1, 0  # the line number at offset `counted`
-    for match in itertools.chain((first,) if first else (), found):
-        at = match.start() if match is first else match.start() + 1
-        label = match.group(2)
-        if label is None:  # not heading-shaped
-            if match.group(1)[0] != "#":  # a "##" line neither opens nor closes a fence
-                fence = _fence_step(match.group(1), fence)
-            continue
-        if fence is not None:
+    block = 0
+    for at, match in _lines_like(_HEADINGS, body, start):
+        while block < len(code) and code[block][1] < at:
+            block += 1
+        if block < len(code) and code[block][0] < at:
             continue  # a heading-shaped line inside a code fence is text
         stamp_text = match.group(3)
         try:
@@ -347,7 +370,7 @@ def _scan(
             )
             continue
         end = match.end()
-        headings.append((at, end + 1 if end < size else size, LABEL_TYPES[label], stamp))
+        headings.append((at, end + 1 if end < size else size, LABEL_TYPES[match.group(2)], stamp))
     return headings, warnings, fence
 
 
