@@ -428,10 +428,10 @@ _heading_part = st.sampled_from(
 def test_the_scan_reads_a_heading_line_as_the_heading_pattern_does(parts: list[str]) -> None:
     """The scan's search pattern (spelled for speed) takes the same lines, labels and
     times as the plain `## <Label> — <time>` pattern used everywhere else."""
-    from voyager_brain.brainfile import _HEADING, _HEADINGS
+    from voyager_brain.brainfile import _HEADINGS, _heading
 
     line = "".join(parts)
-    plain = _HEADING.match(line)
+    plain = _heading().match(line)
     for found in (_HEADINGS[0].match(line), _HEADINGS[1].match("\n" + line)):
         if plain is None:
             assert found is None

@@ -101,3 +101,42 @@ def test_config_defaults_and_replace() -> None:
     changed = config._replace(prompt_budget=500)
     assert changed.prompt_budget == 500 and config.prompt_budget == 2000
     assert changed != config and Config(prompt_budget=500) == changed
+
+
+def test_a_record_is_the_namedtuple_its_class_body_describes() -> None:
+    from voyager_brain.value import Record
+
+    class Span(Record):
+        """Where a piece of text is."""
+
+        start: int
+        end: int = 0
+        label: str = "x"
+
+        @property
+        def size(self) -> int:
+            return self.end - self.start
+
+        def shifted(self, by: int) -> Span:
+            return self._replace(start=self.start + by, end=self.end + by)
+
+    span = Span(2, 5)
+    assert span == (2, 5, "x") and span.size == 3 and isinstance(span, tuple)
+    assert Span._fields == ("start", "end", "label") and Span(1).end == 0
+    assert span.shifted(10) == Span(12, 15) and span._asdict()["label"] == "x"
+    assert (
+        repr(span) == "Span(start=2, end=5, label='x')"
+        and Span.__doc__ == "Where a piece of text is."
+    )
+    assert Span.__module__ == __name__ and "Span" in Span.__qualname__
+    with pytest.raises(AttributeError):
+        span.start = 3  # type: ignore[misc]
+    start, end, label = span
+    assert (start, end, label) == (2, 5, "x")
+
+
+def test_records_pickle_by_their_fields() -> None:
+    from voyager_brain.memory.log import Health
+
+    health = Health(10, 1, True)
+    assert pickle.loads(pickle.dumps(health)) == health and copy.deepcopy(health) == health

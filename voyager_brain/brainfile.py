@@ -34,16 +34,20 @@ library is imported here unless the file has front matter we did not write ourse
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from .errors import CorruptFileError, TemplateError
 from .model import LABEL_TYPES, BrainEntry, format_timestamp, parse_timestamp
 from .render import Templates
 from .value import Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 TITLE_SUFFIX = " Brain — Session Context"
 FENCE_MARKER = "<!-- voyager-brain: closes the code fence left open above ({n} line{s}) -->"
@@ -53,24 +57,32 @@ _FENCE_MARKER = re.compile(
 )
 # A fence marker after indentation or a list/quote marker: only there can a line scan and
 # CommonMark disagree about whether a fence is still open.
-_NESTED_FENCE = re.compile(r"^[ \t>*+\-0-9.)]+(?:`{3}|~{3})", re.MULTILINE)
+_NESTED_FENCE = r"(?m)^[ \t>*+\-0-9.)]+(?:`{3}|~{3})"  # compiled when first written
 
 _LABELS = "|".join(re.escape(label) for label in LABEL_TYPES)
 # Tolerant on read (hand edits): any dash, extra blanks; the timestamp is checked apart.
-_HEADING = re.compile(rf"^##[ \t]+({_LABELS})[ \t]+[—–-][ \t]+(.+?)[ \t]*$")
+_HEADING_PATTERN = rf"^##[ \t]+({_LABELS})[ \t]+[—–-][ \t]+(.+?)[ \t]*$"
 _TITLE = re.compile(rf"^# (.+){re.escape(TITLE_SUFFIX)}[ \t]*$")
 _SOURCE = re.compile(r"^<!-- source: (.*) -->$")
 # Lines escaped with a backslash (tested after any leading backslashes are stripped):
 # anything shaped like a section heading, and anything that could start an HTML block
 # (which would hide a later heading from a markdown viewer, or a fence from our scan).
-_SPECIAL = re.compile(
-    rf"^[ \t]*(?:#{{1,6}}[ \t]*(?:{_LABELS})\b|<[A-Za-z/!?])",
-    re.IGNORECASE,
-)
+_SPECIAL_PATTERN = rf"(?i)^[ \t]*(?:#{{1,6}}[ \t]*(?:{_LABELS})\b|<[A-Za-z/!?])"
 _FENCE_STARTS = ("```", "~~~")  # what a line opening a fence starts with, after spaces
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
-_SIMPLE_META = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): '((?:[^']|'')*)'$")
+_SIMPLE_META = r"^([A-Za-z_][A-Za-z0-9_]*): '((?:[^']|'')*)'$"
+
+
+# Compiled when first used: a session start reads sections, it writes none.
+@functools.cache
+def _heading() -> re.Pattern[str]:
+    return re.compile(_HEADING_PATTERN)
+
+
+@functools.cache
+def _special() -> re.Pattern[str]:
+    return re.compile(_SPECIAL_PATTERN)
 
 
 class BrainDocument(Value):
@@ -115,11 +127,11 @@ class BrainDocument(Value):
 
 
 def _escape(line: str) -> str:
-    return "\\" + line if _SPECIAL.match(line.lstrip("\\")) else line
+    return "\\" + line if _special().match(line.lstrip("\\")) else line
 
 
 def _unescape(line: str) -> str:
-    if line.startswith("\\") and _SPECIAL.match(line.lstrip("\\")):
+    if line.startswith("\\") and _special().match(line.lstrip("\\")):
         return line[1:]
     return line
 
@@ -156,7 +168,7 @@ def encode_block(text: str) -> list[str]:
     writes the source line above them.)"""
     lines = [_escape(line) for line in text.split("\n")]
     ours = _open_fence(lines)
-    if not _NESTED_FENCE.search(text):
+    if not re.search(_NESTED_FENCE, text):
         # Fences start at column 0 only: the line scan reads them exactly as CommonMark.
         if ours is not None:
             indent, char, length = ours
@@ -267,7 +279,7 @@ def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
     # (importing one costs more than the rest of a hook), and they mean the same to YAML.
     simple: dict[str, Any] = {}
     for line in block:
-        m = _SIMPLE_META.match(line)
+        m = re.match(_SIMPLE_META, line)
         if m is None:
             break
         simple[m[1]] = m[2].replace("''", "'")
@@ -297,10 +309,10 @@ def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
 # The only lines that can start a section, and the only ones that can open or close a
 # fence (see _fence_step), each matched whole after the newline before it: a pattern that
 # starts with a literal is searched for several times faster than one that starts with ^,
-# and two such searches beat one for either kind. A heading-shaped line (as _HEADING reads
-# it) also gives its label and time.
-# The time is what _HEADING's lazy (.+?) takes: from the first non-blank to the last
-# (or one blank when there is nothing else), spelled so that no character is tried twice.
+# and two such searches beat one for either kind. A heading-shaped line (as
+# _HEADING_PATTERN reads it) also gives its label and time: what that pattern's lazy
+# (.+?) takes, from the first non-blank to the last (or one blank when there is nothing
+# else), spelled so that no character is tried twice.
 _HEADING_LINE = (
     rf"(##[ \t]+({_LABELS})[ \t]+[—–-][ \t]+"
     r"([^ \t\n](?:[^\n]*[^ \t\n])?|[ \t])[ \t]*(?=\n|\Z))"
@@ -397,7 +409,7 @@ def heading_lines(text: str) -> list[int]:
 def is_heading(line: str) -> bool:
     """Whether `line` reads as a section heading (``## Observation — <time>``) where no
     code fence is open; whether one is open, only the text above it can tell."""
-    m = _HEADING.match(line)
+    m = _heading().match(line)
     if m is None:
         return False
     try:
@@ -417,7 +429,7 @@ def reference_heading_lines(text: str) -> list[int]:
     tokens = MarkdownIt("commonmark").parse(body)
     for n, token in enumerate(tokens):
         if token.type == "heading_open" and token.markup == "##" and token.level == 0:
-            m = _HEADING.match("## " + tokens[n + 1].content)
+            m = _heading().match("## " + tokens[n + 1].content)
             if m and token.map is not None:
                 try:
                     parse_timestamp(m[2])
@@ -588,7 +600,7 @@ def _check_section(text: str, entry: BrainEntry, templates: Templates) -> None:
     # A template override that changes the heading or the body would write a file that
     # reads back differently; refuse it rather than lose the entry.
     lines = text.split("\n")[:-1]
-    m = _HEADING.match(lines[0]) if lines else None
+    m = _heading().match(lines[0]) if lines else None
     ok = m is not None and LABEL_TYPES[m[1]] == entry.type
     if ok and m is not None:
         content, source = decode_block(lines[1:])

@@ -11,13 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from .errors import ConfigError
 from .paths import voyager_home
+from .value import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
-class Setting(NamedTuple):
+class Setting(Record):
     name: str
     default: Any
     kind: type
@@ -114,9 +118,9 @@ ALIASES = {
 SUMMARIZERS = ("extractive", "model")
 
 
-class Config(NamedTuple):
+class Config(Record):
     """The settings in effect (see `SETTINGS`); `config._replace(key=value)` changes one.
-    A NamedTuple, not a dataclass: hooks load it on every run (see `voyager_brain.value`)."""
+    A NamedTuple (a `Record`): hooks load it on every run (see `voyager_brain.value`)."""
 
     compact_budget_tokens: int = 4000
     chars_per_token: int = 4

@@ -22,12 +22,16 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .memory import rank, schedule
 from .memory.log import Folded
 from .model import BrainEntry
 from .render import Templates
+from .value import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
 #: Shares of what identity and user leave, in percent. The seed's four (behavior 15,
 #: preferences 20, context 25, learnings 40) are rescaled to make room for the project
@@ -67,7 +71,7 @@ _OLDEST = datetime.min.replace(tzinfo=UTC)
 
 # Item and Choice are NamedTuples: a session start makes hundreds of them, and creating
 # a frozen dataclass (class and instances) costs several times more.
-class Item(NamedTuple):
+class Item(Record):
     """One candidate line: its text, its section, and what it stands for."""
 
     section: str
@@ -75,7 +79,7 @@ class Item(NamedTuple):
     text: str
 
 
-class Choice(NamedTuple):
+class Choice(Record):
     """What became of a candidate line: its cost, whether it is in, and why not."""
 
     item: Item
@@ -94,7 +98,7 @@ class Choice(NamedTuple):
         }
 
 
-class ContextDocument(NamedTuple):
+class ContextDocument(Record):
     """The document, and what it depends on besides the files it was built from: the
     moment the clock alone changes it (a new day, a learning a week older, a reminder
     coming due) and the paths whose existence it shows (stale key files)."""

@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from .errors import InvalidEntryError
-from .value import Value
+from .value import Record, Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The four entry types of seed 002, in the order the seed lists them.
 ENTRY_TYPES: tuple[str, ...] = ("observation", "decision", "loop_status", "reflection")
@@ -168,7 +171,7 @@ class BrainEntry(Value):
         }
 
 
-class BrainState(NamedTuple):
+class BrainState(Record):
     """What `load()` returns: the brain.md text to inject, and a few facts about it."""
 
     content: str
@@ -178,7 +181,7 @@ class BrainState(NamedTuple):
     entries: tuple[BrainEntry, ...] = ()
 
 
-class BrainStatus(NamedTuple):
+class BrainStatus(Record):
     """What `get_status()` returns (seed 002's BrainStatus)."""
 
     loaded: bool
@@ -199,7 +202,7 @@ class BrainStatus(NamedTuple):
         }
 
 
-class CompactionReport(NamedTuple):
+class CompactionReport(Record):
     """What `compact()` did: entries kept, merged, summarized and removed, sizes around it."""
 
     entries_before: int

@@ -15,11 +15,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .errors import TemplateError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import jinja2
 
 

@@ -316,8 +316,9 @@ def _name_from_cargo(top: Path) -> str | None:
     return _clean(_dig(_read_toml(top / "Cargo.toml"), "package", "name"))
 
 
-_MAJOR_VERSION = re.compile(r"v[0-9]+")
-_GOPKG_VERSION = re.compile(r"\.v[0-9]+$")
+# Patterns compiled (and kept by re's cache) when first used, not at import.
+_MAJOR_VERSION = r"v[0-9]+"
+_GOPKG_VERSION = r"\.v[0-9]+$"
 
 
 def _name_from_go_mod(top: Path) -> str | None:
@@ -328,13 +329,13 @@ def _name_from_go_mod(top: Path) -> str | None:
     if module is None:
         return None
     parts = [p for p in module.split("/") if p]
-    if len(parts) > 1 and _MAJOR_VERSION.fullmatch(parts[-1]):
+    if len(parts) > 1 and re.fullmatch(_MAJOR_VERSION, parts[-1]):
         parts.pop()  # github.com/acme/widget/v2: the module is still "widget"
     if not parts:
         return None
     name = parts[-1]
     if module.startswith("gopkg.in/"):
-        name = _GOPKG_VERSION.sub("", name) or name  # gopkg.in/yaml.v3 is "yaml"
+        name = re.sub(_GOPKG_VERSION, "", name) or name  # gopkg.in/yaml.v3 is "yaml"
     return _clean(name)
 
 
@@ -389,8 +390,8 @@ def _name_from_remotes(top: Path) -> str | None:
     return None
 
 
-_SCP_LIKE = re.compile(r"^[^/\\:]+:")
-_DOS_DRIVE = re.compile(r"^[A-Za-z]:[/\\]")
+_SCP_LIKE = r"^[^/\\:]+:"
+_DOS_DRIVE = r"^[A-Za-z]:[/\\]"
 
 
 def _repository_name_from_url(url: str) -> str | None:
@@ -405,7 +406,7 @@ def _repository_name_from_url(url: str) -> str | None:
     url = url.strip()
     if "://" in url:
         path = unquote(urlsplit(url).path)
-    elif _SCP_LIKE.match(url) and not _DOS_DRIVE.match(url):
+    elif re.match(_SCP_LIKE, url) and not re.match(_DOS_DRIVE, url):
         # git@host:owner/repo: git's own rule is "a colon before any slash".
         path = url.split(":", 1)[1]
     else:

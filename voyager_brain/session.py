@@ -24,7 +24,6 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
 
 from . import brainfile, repo, storage
 from . import state as project_state
@@ -42,7 +41,10 @@ from .model import (
 from .render import Templates
 from .state import ProjectState
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .context import ContextDocument
 
 Clock = Callable[[], datetime]
@@ -336,7 +338,9 @@ class BrainManager:
         if self.config.redact_secrets:
             from .redact import redact_json
 
-            update = cast(dict[str, Any], redact_json(dict(update)))
+            redacted = redact_json(dict(update))
+            assert isinstance(redacted, dict)  # a dict comes back as a dict
+            update = redacted
         first = not self._state_updates and not self._session_counted
         self._state_view = project_state.merge(
             self._current_state(), update, now=self.clock(), new_session=first

@@ -10,22 +10,32 @@ Standard library only: session start reads this file.
 
 from __future__ import annotations
 
-import copy
 import enum
 import json
 from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from .errors import CorruptFileError, StateError
 from .model import format_timestamp
-from .value import Value
+from .value import Record, Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The schema version written in new files (the value the original tool writes).
 SCHEMA_VERSION = "1.0.2"
 SEVERITIES = ("low", "medium", "high", "critical")
 RECENTLY_COMPLETED_KEEP = 10
+
+
+def _deepcopy(value: Any) -> Any:
+    # copy (with weakref) is imported when a merge needs it: a session start reads
+    # brain.json but never merges.
+    from copy import deepcopy
+
+    return deepcopy(value)
 
 
 class Strategy(enum.Enum):
@@ -37,7 +47,7 @@ class Strategy(enum.Enum):
     RECENT = "union, keep the most recent"
 
 
-class Rule(NamedTuple):
+class Rule(Record):
     path: str
     strategy: Strategy
     key: str | None = None  # UPSERT: the field that identifies an item
@@ -363,17 +373,17 @@ def _upsert(old: list[dict[str, Any]], new: list[dict[str, Any]], key: str) -> l
         k = item[key]
         if k in where:
             # The update's fields win; fields it omits are kept.
-            out[where[k]] = {**out[where[k]], **copy.deepcopy(item)}
+            out[where[k]] = {**out[where[k]], **_deepcopy(item)}
         else:
             where[k] = len(out)
-            out.append(copy.deepcopy(item))
+            out.append(_deepcopy(item))
     return out
 
 
 def _apply(rule: Rule, old: Any, new: Any) -> Any:
     match rule.strategy:
         case Strategy.REPLACE:
-            return copy.deepcopy(new)
+            return _deepcopy(new)
         case Strategy.UNION:
             return _union(list(old or []), list(new))
         case Strategy.UNION_DEDUP:
@@ -411,7 +421,7 @@ def merge(
     and `sessionCount` are managed: `lastUpdated` becomes `now`, and `sessionCount` goes up
     by one when `new_session`. `project` in an update replaces the stored name.
     """
-    result = copy.deepcopy(dict(state))
+    result = _deepcopy(dict(state))
     for rule in MERGE_RULES:
         present, value = _lookup(update, rule.path)
         if not present:
@@ -426,9 +436,9 @@ def merge(
             parent = result.setdefault(key, {})
             for sub, sub_value in value.items():
                 if f"{key}.{sub}" not in _RULE_PATHS:
-                    parent[sub] = copy.deepcopy(sub_value)
+                    parent[sub] = _deepcopy(sub_value)
         elif key not in _RULE_PARENTS:
-            result[key] = copy.deepcopy(value)
+            result[key] = _deepcopy(value)
     result["lastUpdated"] = format_timestamp(now)
     result["sessionCount"] = int(result.get("sessionCount", 0)) + (1 if new_session else 0)
     return ordered(result)
@@ -585,7 +595,7 @@ def _item_key(key: Any) -> str:
 # -- the value handed to Python callers -----------------------------------------------
 
 
-class ProjectState(NamedTuple):
+class ProjectState(Record):
     """The project state: brain.json's document, read-only, with typed shortcuts.
 
     `data` has the file's own field names (camelCase); treat it as read-only.

@@ -1,16 +1,46 @@
-"""The base of the immutable value classes that hooks create or import.
+"""The bases of the immutable value classes that hooks create or import.
 
-A session-start hook runs in a fresh process on every agent launch. Importing
-`dataclasses` (it imports `inspect`, and with it ast, dis and tokenize) and generating
-each class's methods cost a hook about 20 ms, a tenth of its whole run, for classes whose
-methods this base provides in a few lines. Values that need nothing but fields and
-defaults are `typing.NamedTuple`s instead; dataclasses stay where no hook goes.
+A session-start hook runs in a fresh process on every agent launch, so what its imports
+cost counts. Importing `dataclasses` (it imports `inspect`, and with it ast, dis and
+tokenize) and generating each class's methods cost a hook about 20 ms, a tenth of its
+whole run, for classes whose methods `Value` provides in a few lines. Values that need
+nothing but fields and defaults are `Record`s: NamedTuples made without importing
+`typing` (about 4 ms, and more for each class it checks). Dataclasses and typing stay
+where no hook goes.
 """
 
 from __future__ import annotations
 
+import collections
 from operator import attrgetter
-from typing import Any, ClassVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
+    from typing import NamedTuple as Record
+else:
+
+    class _RecordMeta(type):
+        # What typing.NamedTuple does with a class body, minus its type checks: the
+        # annotated names are the fields (those with a value, the last ones, have it as
+        # their default); everything else (methods, properties, the docstring) is set on
+        # the namedtuple made of them.
+        def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> Any:
+            if not bases:
+                return super().__new__(mcls, name, bases, ns)
+            fields = list(ns.get("__annotations__", {}))
+            defaults = [ns[field] for field in fields if field in ns]
+            made = collections.namedtuple(name, fields, defaults=defaults, module=ns["__module__"])
+            for key, value in ns.items():
+                if key not in fields and key not in ("__module__", "__annotations__"):
+                    setattr(made, key, value)
+            return made
+
+    class Record(metaclass=_RecordMeta):
+        """Subclassed like `typing.NamedTuple` (which type checkers see)."""
+
+
+__all__ = ["Record", "Value"]
 
 
 class Value:

@@ -21,10 +21,14 @@ import marshal
 import os
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from .. import storage
+from ..value import Record
 from . import log
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _VERSION = (2, sys.version_info[:2])
 _TAIL = 256
@@ -117,7 +121,7 @@ def _try_lock(cache_path: Path) -> int | None:
     return fd
 
 
-class Position(NamedTuple):
+class Position(Record):
     """Where a fold stopped: the bytes it covers (whole lines), the last of them."""
 
     offset: int

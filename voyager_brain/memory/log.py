@@ -18,10 +18,14 @@ from datetime import datetime
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from .. import storage
 from ..errors import EntryError
+from ..value import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The ten entry types of the seed.
 ENTRY_TYPES = (
@@ -115,7 +119,7 @@ def validate(entry: Mapping[str, Any], where: str = "entry") -> None:
 
 # Health and Folded are not dataclasses: every session start imports this module, and
 # creating a dataclass costs about a millisecond.
-class Health(NamedTuple):
+class Health(Record):
     """What reading a log found: valid entries, skipped lines, a torn last line."""
 
     total: int = 0

@@ -8,6 +8,7 @@ the decay report) do the I/O and decide what to print.
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import os
 import re
@@ -15,7 +16,16 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import compress, repeat
 from operator import attrgetter, contains, itemgetter
-from typing import Any, NamedTuple
+
+from ..value import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    #: How learnings are ordered: (score, created, then what the caller adds to tell
+    #: ties apart: a position, later is larger); largest first.
+    RankKey = tuple[Any, ...]
 
 __all__ = [
     "DedupResult",
@@ -28,10 +38,18 @@ __all__ = [
     "score",
 ]
 
+
 # `[\W_]` is "not a letter or digit" in the Unicode sense (`\w` is exactly str.isalnum plus
 # "_"), so non-ASCII words survive normalization instead of all collapsing to one space.
-_NON_ALNUM = re.compile(r"[\W_]+")
-_DIGITS = re.compile(r"\d+")
+@functools.cache
+def _non_alnum() -> re.Pattern[str]:  # compiled when first used: a hook never dedups
+    return re.compile(r"[\W_]+")
+
+
+@functools.cache
+def _digits() -> re.Pattern[str]:
+    return re.compile(r"\d+")
+
 
 # Containment only counts as "the same fact, restated" when both texts are long enough that
 # one being inside the other is unlikely to be a coincidence ("pnpm" is inside "use pnpm").
@@ -46,26 +64,22 @@ _MANUAL_BOOST = 2
 # the oldest rather than raising.
 _EPOCH_FLOOR = datetime.min.replace(tzinfo=UTC)
 
-#: How learnings are ordered: (score, created, then what the caller adds to tell ties
-#: apart: a position, later is larger); largest first.
-RankKey = tuple[Any, ...]
-
 
 def normalize_text(text: str) -> str:
     """Seed dedup normalization: lowercased, every run of non-alphanumeric characters
     collapsed to one space, stripped."""
     # Lowercase first: lowering can emit combining marks (e.g. "İ"), which the collapse then
     # turns into spaces; doing it in this order keeps the function idempotent.
-    return _NON_ALNUM.sub(" ", text.lower()).strip()
+    return _non_alnum().sub(" ", text.lower()).strip()
 
 
 def near_key(text: str) -> str:
     """normalize_text with every run of digits masked to '0' (so "API runs on port 8080" and
     "API runs on port 3000" share a key)."""
-    return _DIGITS.sub("0", normalize_text(text))
+    return _digits().sub("0", normalize_text(text))
 
 
-class DedupResult(NamedTuple):
+class DedupResult(Record):
     """The verdict on a candidate text: "new", "duplicate" or "supersedes", and for the
     latter two the stored entry it matched."""
 
@@ -143,8 +157,8 @@ def _first(pair: tuple[tuple[datetime, int], dict[str, Any]]) -> tuple[datetime,
 
 
 def _is_near(norm: str, key: str, stored_norm: str) -> bool:
-    # near_key(stored) == _DIGITS.sub on its normalized form; reuse it rather than renormalize.
-    if _DIGITS.sub("0", stored_norm) == key:
+    # near_key(stored) == _digits().sub on its normalized form; reuse it, not renormalize.
+    if _digits().sub("0", stored_norm) == key:
         return True
     if min(len(norm), len(stored_norm)) < _CONTAINMENT_MIN_CHARS:
         return False

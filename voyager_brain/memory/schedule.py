@@ -20,9 +20,12 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from typing import Any
 
 from ..errors import EntryError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 PRIORITIES = ("urgent", "high", "normal", "low")
 TASK_STATUSES = ("pending", "done")
@@ -32,10 +35,12 @@ FILTERS = ("pending", "done", "active")
 
 UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400}
 
-_EVERY_RE = re.compile(r"(\d+)\s*([A-Za-z]+)")
-_AT_RE = re.compile(r"(\d{1,2}):(\d{2})")
-_EVERY_SHORTHAND_RE = re.compile(r"(?:every\s+)?(\d+\s*[a-z]+)", re.IGNORECASE)
-_DAILY_SHORTHAND_RE = re.compile(r"daily(?:\s*@\s*|\s+(?:at\s+)?)(\S+)", re.IGNORECASE)
+# Compiled (and kept by re's cache) when a cadence is first read, not when a hook
+# imports this module.
+_EVERY_RE = r"(\d+)\s*([A-Za-z]+)"
+_AT_RE = r"(\d{1,2}):(\d{2})"
+_EVERY_SHORTHAND_RE = r"(?i)(?:every\s+)?(\d+\s*[a-z]+)"
+_DAILY_SHORTHAND_RE = r"(?i)daily(?:\s*@\s*|\s+(?:at\s+)?)(\S+)"
 
 _CADENCE_HINT = (
     '{"kind":"interval","every":"6h"}, {"kind":"daily","at":"08:00"}, '
@@ -79,7 +84,7 @@ def normalize_tags(value: str | list[str] | None) -> list[str]:
 
 def _parse_every(every: object) -> tuple[int, str]:
     """``'6h'`` -> ``(6, 'h')``; the number is positive and the unit one of m, h, d."""
-    match = _EVERY_RE.fullmatch(every.strip()) if isinstance(every, str) else None
+    match = re.fullmatch(_EVERY_RE, every.strip()) if isinstance(every, str) else None
     unit = match.group(2).lower() if match else ""
     if match is None or unit not in UNIT_SECONDS:
         raise EntryError(
@@ -93,7 +98,7 @@ def _parse_every(every: object) -> tuple[int, str]:
 
 def _parse_at(at: object) -> str:
     """``'8:00'`` -> ``'08:00'``; hours 0-23, minutes 0-59."""
-    match = _AT_RE.fullmatch(at.strip()) if isinstance(at, str) else None
+    match = re.fullmatch(_AT_RE, at.strip()) if isinstance(at, str) else None
     if match is None or int(match.group(1)) > 23 or int(match.group(2)) > 59:
         raise EntryError(f'cadence.at: expected a local time HH:MM, like "08:00", got {at!r}')
     return f"{int(match.group(1)):02d}:{match.group(2)}"
@@ -162,11 +167,11 @@ def parse_cadence(value: str | Mapping[str, Any]) -> dict[str, str]:
         if not isinstance(loaded, dict):
             raise EntryError(f"cadence: expected {_CADENCE_HINT}, got {value!r}")
         return _cadence_from_mapping(loaded)
-    every = _EVERY_SHORTHAND_RE.fullmatch(text)
+    every = re.fullmatch(_EVERY_SHORTHAND_RE, text)
     if every is not None:
         count, unit = _parse_every(every.group(1))
         return {"kind": "interval", "every": f"{count}{unit}"}
-    daily = _DAILY_SHORTHAND_RE.fullmatch(text)
+    daily = re.fullmatch(_DAILY_SHORTHAND_RE, text)
     if daily is not None:
         return {"kind": "daily", "at": _parse_at(daily.group(1))}
     raise EntryError(f"cadence: expected {_CADENCE_HINT}, got {value!r}")

@@ -18,14 +18,17 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import repo, storage
 from ..errors import EntryError
 from ..paths import decay_stamp_path, personal_log_path
+from ..value import Record
 from . import log
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .view import MemoryView
 
 PERSONAL, PROJECT = "personal", "project"
@@ -33,7 +36,7 @@ ALWAYS_PERSONAL = ("identity", "user")
 PERSONAL_BY_DEFAULT = ("behavior", "preference")
 
 
-class Snapshot(NamedTuple):
+class Snapshot(Record):
     """Both logs folded: live entries by id, which log holds each, each log's health."""
 
     state: log.Folded

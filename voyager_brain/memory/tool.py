@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from ..config import Config, load_config
 from ..errors import EntryError
 from . import log, rank, schedule
 from .store import PERSONAL, PROJECT, MemoryStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ACTIONS = ("add", "update", "remove", "list", "decay", "task_done", "task_clear", "reminder_run")
 #: The field whose text stands for an entry in messages.

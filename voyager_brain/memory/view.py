@@ -27,7 +27,6 @@ from datetime import datetime
 from itertools import compress, count, repeat
 from operator import eq, itemgetter, not_
 from pathlib import Path
-from typing import Any
 
 from . import log, rank
 from .cache import Position, grown_by, read_folded_at
@@ -35,7 +34,11 @@ from .cache import Position, grown_by, read_folded_at
 _PROJECT = 1 << 53  # project-only entries come after every personal one
 _TAIL = 256
 
-Entry = dict[str, Any]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Entry = dict[str, Any]
 
 
 class _Log:
