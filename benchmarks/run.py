@@ -529,21 +529,33 @@ def make_memory_repo(parent: Path, name: str, count: int) -> tuple[Path, bytes]:
     return top, write_memory_log(top, count)
 
 
-def drop_caches(top: Path) -> None:
-    """Remove every on-disk cache a read could reuse: the project's ``.voyager/cache``
-    and the personal ``$VOYAGER_HOME/cache`` (fold caches, the context cache, the
-    daily-decay stamp). A command that printed a context may still be saving its fold
-    caches from a detached child: waiting for each cache's lock first keeps such a save
-    from landing after the drop and making the next "no caches" run a warm one."""
-    for folder in (top / ".voyager" / "cache", voyager_home() / "cache"):
+def cache_folders(top: Path) -> tuple[Path, Path]:
+    return top / ".voyager" / "cache", voyager_home() / "cache"
+
+
+def wait_for_saves(top: Path) -> None:
+    """Wait until no detached child of an earlier command is still saving a fold cache
+    (it holds the cache's lock until the file is written): its save must neither land
+    after a drop (the next "no caches" run would be a warm one) nor run beside the next
+    timed run (a session start comes minutes after the last one, not milliseconds)."""
+    for folder in cache_folders(top):
         for lock in folder.glob("*.lock"):
             with storage.locked(lock.with_suffix("")):
                 pass
+
+
+def drop_caches(top: Path) -> None:
+    """Remove every on-disk cache a read could reuse: the project's ``.voyager/cache``
+    and the personal ``$VOYAGER_HOME/cache`` (fold caches, the context cache, the
+    daily-decay stamp), once no save is under way."""
+    wait_for_saves(top)
+    for folder in cache_folders(top):
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def drop_context_cache(top: Path) -> None:
-    """Remove only the cached context document (the fold caches stay)."""
+    """Remove only the cached context document (the fold caches stay, once saved)."""
+    wait_for_saves(top)
     (top / ".voyager" / "cache" / "context.json").unlink(missing_ok=True)
 
 
@@ -1143,6 +1155,7 @@ def bench_hook(results: Results, plan: Plan, parent: Path, pycache: Path) -> Non
             drop_caches(top)
             colds.append(timed(hook))
         if n < plan.hook_warm_runs:
+            wait_for_saves(top)
             warms.append(timed(hook))
     bare, cold, warm = (statistics.median(t) for t in (bares, colds, warms))
     contexts = {
