@@ -88,6 +88,8 @@ def flush_saves(*, detach: bool = False) -> None:
         with contextlib.suppress(OSError):
             child = os.fork()
     if child > 0:
+        for _, _, fd in held:
+            os.close(fd)  # the child's copies keep the locks until its saves are done
         return
     if child == 0:
         try:
