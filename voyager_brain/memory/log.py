@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
-from itertools import repeat
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import eq, itemgetter, setitem
 from pathlib import Path
 
 from .. import storage
@@ -278,22 +279,27 @@ def parse_lines(data: bytes) -> tuple[list[dict[str, Any]], int]:
 def resolve_paths(entries: Iterable[dict[str, Any]], top: str) -> None:
     """Make the relative paths of a project log's entries absolute against the repository
     `top`, in place (the entries are fresh from `parse`)."""
-    # Most entries share a handful of paths ("." above all): each is looked at once, and
-    # an absolute one maps to itself. Inline: this runs once per line of a project log.
+    entries = entries if isinstance(entries, list) else list(entries)
+    _resolve_paths(entries, list(map(dict.get, entries, repeat("type"))), top)
+
+
+def _resolve_paths(entries: list[dict[str, Any]], kinds: list[Any], top: str) -> None:
+    # By C loops over the list (a project log of 40k learnings has 40k paths to resolve):
+    # of each type's entries, those whose path field holds a string get it resolved.
+    # Most share a handful of paths ("." above all): each is resolved once, and an
+    # absolute one maps to itself.
     resolved: dict[str, str] = {}
-    fields = PATH_FIELDS
-    for entry in entries:
-        field = fields.get(entry.get("type"))  # type: ignore[arg-type]
-        if field is None:
-            continue
-        value = entry.get(field)
-        if isinstance(value, str):
-            absolute = resolved.get(value)
-            if absolute is None:
-                absolute = resolved[value] = (
-                    value if os.path.isabs(value) else os.path.normpath(os.path.join(top, value))
-                )
-            entry[field] = absolute
+    for kind, field in PATH_FIELDS.items():
+        group = list(compress(entries, map(eq, kinds, repeat(kind))))
+        values: list[Any] = list(map(dict.get, group, repeat(field)))
+        is_str = list(map(isinstance, values, repeat(str)))
+        paths = list(compress(values, is_str))
+        for path in set(paths) - resolved.keys():
+            resolved[path] = (
+                path if os.path.isabs(path) else os.path.normpath(os.path.join(top, path))
+            )
+        absolute = map(resolved.__getitem__, paths)
+        deque(map(setitem, compress(group, is_str), repeat(field), absolute), maxlen=0)
 
 
 def read(path: Path) -> tuple[list[dict[str, Any]], Health]:
@@ -346,12 +352,12 @@ def fold(
     state = into if into is not None else Folded()
     live, dead = state.entries, state.dead
     entries = entries if isinstance(entries, list) else list(entries)
+    kinds = list(map(dict.get, entries, repeat("type")))
     if top is not None:
-        resolve_paths(entries, top)
+        _resolve_paths(entries, kinds, top)
     # The lines between two tombstones are upserts: one dict.update (a known id keeps
     # its place, a new one goes last, as one assignment each would do) and, when some
     # ids were tombstoned, their resurrection. A session start folds every line.
-    kinds = list(map(dict.get, entries, repeat("type")))
     start, size = 0, len(entries)
     while start < size:
         try:
