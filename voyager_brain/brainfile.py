@@ -114,13 +114,8 @@ class BrainDocument(Value):
     ) -> None:
         # Blank lines around the preamble are layout, not text (as after a section).
         preamble = (preamble or "").replace("\r\n", "\n").strip("\n")
-        setattr_ = object.__setattr__
-        setattr_(self, "project", project)
-        setattr_(self, "meta", {} if meta is None else meta)
-        setattr_(self, "entries", entries)
-        setattr_(self, "preamble", preamble or None)
-        setattr_(self, "warnings", warnings)
-        setattr_(self, "appendable", appendable)
+        meta = {} if meta is None else meta
+        self._assign(project, meta, entries, preamble or None, warnings, appendable)
 
 
 # -- escaping -------------------------------------------------------------------------

@@ -118,22 +118,8 @@ class BrainEntry(Value):
                 )
             source = source.strip() or None
         stamp = format_timestamp(timestamp) if timestamp is not None else ""
-        self._set(type, content, timestamp, source, (type, stamp, content))
-
-    def _set(
-        self,
-        type_: str,
-        content: str,
-        timestamp: datetime | None,
-        source: str | None,
-        key: tuple[str, str, str],
-    ) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "type", type_)
-        setattr_(self, "content", content)
-        setattr_(self, "timestamp", timestamp)
-        setattr_(self, "source", source)
-        setattr_(self, "_key", key)
+        self._assign(type, content, timestamp, source)
+        object.__setattr__(self, "_key", (type, stamp, content))
 
     @classmethod
     def parsed(
@@ -147,9 +133,8 @@ class BrainEntry(Value):
             return cls(type_, content, timestamp, source)
         entry = object.__new__(cls)
         content = content.rstrip("\n")
-        entry._set(
-            type_, content, timestamp, source, (type_, timestamp.isoformat()[:19] + "Z", content)
-        )
+        entry._assign(type_, content, timestamp, source)
+        object.__setattr__(entry, "_key", (type_, timestamp.isoformat()[:19] + "Z", content))
         return entry
 
     @property

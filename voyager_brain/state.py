@@ -512,12 +512,7 @@ class Change(Value):
     def __init__(
         self, op: str, path: str, old: Any = None, new: Any = None, item: str | None = None
     ) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "op", op)
-        setattr_(self, "path", path)
-        setattr_(self, "old", old)
-        setattr_(self, "new", new)
-        setattr_(self, "item", item)
+        self._assign(op, path, old, new, item)
 
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "path": self.path, "old": self.old, "new": self.new}

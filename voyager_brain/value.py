@@ -60,6 +60,11 @@ class Value:
         super().__init_subclass__(**kwargs)
         cls._values = attrgetter(*(cls._compared or cls._fields))
 
+    def _assign(self, *values: Any) -> None:
+        """Set the fields, in `_fields` order: once, from ``__init__``."""
+        for name, value in zip(self._fields, values, strict=True):
+            object.__setattr__(self, name, value)
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
 
