@@ -190,11 +190,7 @@ def read_folded_at(
             return log.Folded(), log.Health(), Position(0, b"")
     # Only whole lines are folded; a torn last line is read again next time.
     end = data.rfind(b"\n") + 1
-    lines = wrong = 0
-    for entries, bad_lines in log.pieces(data, end):
-        log.fold(entries, into=state, top=where)
-        lines, wrong = lines + len(entries), wrong + bad_lines
-    health = log.Health(lines, wrong, False)
+    health = log.fold_data(data, end, state, top=where)
     _, rest = log.parse(data[end:]) if end < len(data) else ([], log.Health())
     offset = start + end
     if record is None or start == 0 or offset != record["offset"]:

@@ -350,14 +350,42 @@ def fold(
     `into` continues an earlier fold with lines appended since. With `top` (a project
     log), `resolve_paths` is done first (the lines are fresh from `parse`)."""
     state = into if into is not None else Folded()
-    live, dead = state.entries, state.dead
     entries = entries if isinstance(entries, list) else list(entries)
     kinds = list(map(dict.get, entries, repeat("type")))
     if top is not None:
         _resolve_paths(entries, kinds, top)
+    _apply(state, entries, kinds, None)
+    return state
+
+
+def fold_data(data: bytes, stop: int, into: Folded, *, top: str | None = None) -> Health:
+    """``fold(parse(data[:stop])[0], into, top=top)``, and the health of that parse
+    (`stop` ends a line). The work on each line is done a piece at a time, while the
+    piece's entries are still in the CPU's cache; the dict updates in one go at the end,
+    while the folded state's own tables are."""
+    entries: list[dict[str, Any]] = []
+    kinds: list[Any] = []
+    ids: list[Any] = []
+    bad = 0
+    for found, wrong in pieces(data, stop):
+        found_kinds = list(map(dict.get, found, repeat("type")))
+        if top is not None:
+            _resolve_paths(found, found_kinds, top)
+        entries += found
+        kinds += found_kinds
+        ids += map(dict.get, found, repeat("id"))
+        bad += wrong
+    _apply(into, entries, kinds, ids)
+    return Health(len(entries), bad, False)
+
+
+def _apply(
+    state: Folded, entries: list[dict[str, Any]], kinds: list[Any], ids: list[Any] | None
+) -> None:
     # The lines between two tombstones are upserts: one dict.update (a known id keeps
     # its place, a new one goes last, as one assignment each would do) and, when some
     # ids were tombstoned, their resurrection. A session start folds every line.
+    live, dead = state.entries, state.dead
     start, size = 0, len(entries)
     while start < size:
         try:
@@ -366,18 +394,17 @@ def fold(
             stop = size
         if stop > start:
             run = entries[start:stop]
-            ids = list(map(itemgetter("id"), run))
+            run_ids = ids[start:stop] if ids is not None else list(map(itemgetter("id"), run))
             if dead:
-                for entry_id in dead.keys() & ids:
+                for entry_id in dead.keys() & run_ids:
                     del dead[entry_id]
-            live.update(zip(ids, run, strict=True))
+            live.update(zip(run_ids, run, strict=True))
         if stop < size:
             target = entries[stop].get("target_id")
             if isinstance(target, str):
                 live.pop(target, None)
                 dead[target] = entries[stop]
         start = stop + 1
-    return state
 
 
 # -- writing --------------------------------------------------------------------------
