@@ -376,3 +376,23 @@ def test_the_fast_parse_reads_exactly_what_json_loads_per_line_reads(
     assert (entries, health.bad_lines) == parse_lines(data)
     assert health.total == len(entries)
     assert health.truncated_tail == (bool(data) and not data.endswith(b"\n"))
+
+
+def test_reading_leaves_the_cycle_collector_as_it_found_it() -> None:
+    """Reading turns the collector off while it makes one container per line (a
+    process that keeps it on would walk the entries again every few hundred lines)."""
+    import gc
+
+    data = b"".join(log.encode(entry(f"x{n}")) for n in range(50))
+    assert gc.isenabled()
+    try:
+        assert len(parse(data)[0]) == 50 and gc.isenabled()
+        gc.disable()
+        assert len(parse(data)[0]) == 50 and not gc.isenabled()
+        gc.enable()
+        with pytest.raises(RuntimeError), log._no_cycle_collection():
+            assert not gc.isenabled()
+            raise RuntimeError("a failure inside")
+        assert gc.isenabled()
+    finally:
+        gc.enable()

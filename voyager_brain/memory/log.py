@@ -11,6 +11,8 @@ Standard library only: session start folds this file.
 
 from __future__ import annotations
 
+import contextlib
+import gc as _gc  # `gc` here is the log's own garbage collection (see gc())
 import json
 import os
 from collections import deque
@@ -170,10 +172,27 @@ def parse(data: bytes, *, chunk: int = _CHUNK) -> tuple[list[dict[str, Any]], He
     """
     entries: list[dict[str, Any]] = []
     bad = 0
-    for found, wrong in pieces(data, chunk=chunk):
-        entries += found
-        bad += wrong
+    with _no_cycle_collection():
+        for found, wrong in pieces(data, chunk=chunk):
+            entries += found
+            bad += wrong
     return entries, Health(len(entries), bad, bool(data) and not data.endswith(b"\n"))
+
+
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The cycle collector off while a log is read, as it was before afterwards. Reading
+    makes one container per line, and a collection every few hundred of them walks all
+    the entries read so far again: a third of the time of reading 100k lines in a
+    process that keeps the collector on, and none of it finds a cycle."""
+    if not _gc.isenabled():
+        yield
+        return
+    _gc.disable()
+    try:
+        yield
+    finally:
+        _gc.enable()
 
 
 def pieces(
@@ -367,15 +386,16 @@ def fold_data(data: bytes, stop: int, into: Folded, *, top: str | None = None) -
     kinds: list[Any] = []
     ids: list[Any] = []
     bad = 0
-    for found, wrong in pieces(data, stop):
-        found_kinds = list(map(dict.get, found, repeat("type")))
-        if top is not None:
-            _resolve_paths(found, found_kinds, top)
-        entries += found
-        kinds += found_kinds
-        ids += map(dict.get, found, repeat("id"))
-        bad += wrong
-    _apply(into, entries, kinds, ids)
+    with _no_cycle_collection():
+        for found, wrong in pieces(data, stop):
+            found_kinds = list(map(dict.get, found, repeat("type")))
+            if top is not None:
+                _resolve_paths(found, found_kinds, top)
+            entries += found
+            kinds += found_kinds
+            ids += map(dict.get, found, repeat("id"))
+            bad += wrong
+        _apply(into, entries, kinds, ids)
     return Health(len(entries), bad, False)
 
 
