@@ -316,12 +316,19 @@ _any_line = st.one_of(
 
 
 @settings(max_examples=300)
-@given(st.lists(_any_line, max_size=40), st.sampled_from([None, "/repo/top"]))
-def test_fold_is_the_seed_rule_line_by_line(lines: list[dict[str, Any]], top: str | None) -> None:
-    """Runs between tombstones are folded with one dict.update: the same entries, dead
-    ids, dict orders and resolved paths as applying the lines one by one."""
+@given(
+    st.lists(_any_line, max_size=40),
+    st.sampled_from([None, "/repo/top"]),
+    st.sampled_from([1, 3, 2048]),
+)
+def test_fold_is_the_seed_rule_line_by_line(
+    lines: list[dict[str, Any]], top: str | None, batch: int
+) -> None:
+    """Runs between tombstones are folded with one dict.update, a batch of lines at a
+    time: the same entries, dead ids, dict orders and resolved paths as applying the
+    lines one by one."""
     expected = reference_fold(lines, top)
-    got = fold([dict(line) for line in lines], top=top)
+    got = fold([dict(line) for line in lines], top=top, batch=batch)
     assert list(got.entries.items()) == list(expected.entries.items())
     assert list(got.dead.items()) == list(expected.dead.items())
 
