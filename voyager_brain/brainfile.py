@@ -35,6 +35,7 @@ library is imported here unless the file has front matter we did not write ourse
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -323,14 +324,11 @@ Heading = tuple[int, int, str, datetime]
 
 def _lines_like(
     patterns: tuple[re.Pattern[str], re.Pattern[str]], body: str, start: int
-) -> Iterator[tuple[int, re.Match[str]]]:
-    """Where each line from offset `start` on that `patterns` match starts, and the match
-    (group 1 is the line)."""
+) -> Iterator[re.Match[str]]:
+    """The lines from offset `start` on that `patterns` match: group 1 is the line."""
     first = patterns[0].match(body) if start == 0 else None
-    if first is not None:
-        yield 0, first
-    for match in patterns[1].finditer(body, max(start - 1, 0)):
-        yield match.start() + 1, match
+    found = patterns[1].finditer(body, max(start - 1, 0))
+    return itertools.chain((first,), found) if first is not None else found
 
 
 def _scan(
@@ -346,7 +344,8 @@ def _scan(
     fence: tuple[str, str, int] | None = None
     code: list[tuple[int, int]] = []  # (the opening fence line, the closing one) of each block
     opened = 0
-    for at, match in _lines_like(_FENCES, body, start):
+    for match in _lines_like(_FENCES, body, start):
+        at = match.start(1)
         step = _fence_step(match.group(1), fence)
         if fence is None and step is not None:
             opened = at
@@ -360,7 +359,8 @@ def _scan(
     headings: list[Heading] = []
     line_no, counted = offset + 1, 0  # the line number at offset `counted`
     block = 0
-    for at, match in _lines_like(_HEADINGS, body, start):
+    for match in _lines_like(_HEADINGS, body, start):
+        at = match.start(1)
         while block < len(code) and code[block][1] < at:
             block += 1
         if block < len(code) and code[block][0] < at:
