@@ -212,3 +212,18 @@ def test_session_start_decays_stale_learnings_once_a_day(repo: Path, isolated_en
     hook("session-start", repo)
     texts = [e.get("text") for e in brain_tool("list", cwd=str(repo), type="learning")["entries"]]
     assert texts == ["Another old fact"]
+
+
+def test_install_claude_adds_only_the_settings_file_to_the_repository(repo: Path) -> None:
+    """The install's lock is kept in the personal folder: beside settings.json it would
+    be one more untracked file in the user's repository."""
+    result = run_cli("install", "claude", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert status.splitlines() == ["?? .claude/settings.json"]

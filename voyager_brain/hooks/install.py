@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import storage
 from ..errors import CorruptFileError
+from ..paths import voyager_home
 from .claude import EVENTS
 
 COMMAND = "voyager-brain hook claude"
@@ -21,10 +22,20 @@ def _ours(hook: Any) -> bool:
     return isinstance(hook, dict) and str(hook.get("command", "")).startswith(COMMAND)
 
 
+def _lock_for(path: Path) -> Path:
+    """What install locks for the settings file at `path`: a name in the personal
+    folder. Beside settings.json, the lock file would be one more untracked file in the
+    user's repository (and Claude Code, which does not take it, gains nothing from it)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:16]
+    return voyager_home() / "cache" / f"claude-settings-{digest}"
+
+
 def install_claude_hooks(path: Path, *, uninstall: bool = False) -> bool:
     """Install (or remove) our hooks in the settings file at `path`. Returns whether
     the file changed. A file that is not a JSON object is left alone, with an error."""
-    with storage.locked(path):
+    with storage.locked(_lock_for(path)):
         data = storage.read_bytes(path)
         try:
             settings = json.loads(data) if data and data.strip() else {}
