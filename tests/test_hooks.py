@@ -219,11 +219,5 @@ def test_install_claude_adds_only_the_settings_file_to_the_repository(repo: Path
     be one more untracked file in the user's repository."""
     result = run_cli("install", "claude", cwd=repo)
     assert result.returncode == 0, result.stderr
-    status = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    status = git(repo, "status", "--porcelain", "--untracked-files=all")
     assert status.splitlines() == ["?? .claude/settings.json"]
