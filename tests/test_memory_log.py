@@ -385,6 +385,45 @@ def test_the_fast_parse_reads_exactly_what_json_loads_per_line_reads(
     assert health.truncated_tail == (bool(data) and not data.endswith(b"\n"))
 
 
+# Whole lines, for the path that reads a piece of lines as one JSON array: lines that are
+# each an entry, and lines that make entries only when joined with commas, such as an
+# entry whose list goes on over the next line (`[{}` then `{}]}`: one element of two
+# lines) beside a line of two entries (two elements of one line), so the counts agree.
+_whole_line = st.sampled_from(
+    [
+        b'{"id":"a","type":"learning","text":"x"}',
+        b'{"id":"b","type":"task","text":"caf\xc3\xa9 \\n },{ [1,"}',
+        b'  {"id":"c","type":"tombstone","target_id":"a"}\r',
+        b'{"id":"e","type":"learning","v":[{}',
+        b"{}]}",
+        b'{"id":"f","type":"learning","v":{}',
+        b'"k":1}',
+        b'{"id":"g","type":"learning"},{"id":"h","type":"task"}',
+        b'{"id":"i","type":"learning"} \t, {"id":"j","type":"task"}',
+        b'{"id":"k","type":"learning"}, 1',
+        b'{"type":"learning"}',
+        b'{"id":"m","type":7}',
+        b"[]",
+        b"",
+        b" ",
+    ]
+)
+
+
+@settings(max_examples=1000)
+@given(
+    st.lists(_whole_line, max_size=12),
+    st.booleans(),
+    st.sampled_from([1, 60, 1 << 18]),
+)
+def test_reading_lines_as_one_array_reads_what_json_loads_per_line_reads(
+    lines: list[bytes], newline_at_end: bool, chunk: int
+) -> None:
+    data = b"\n".join(lines) + (b"\n" if newline_at_end and lines else b"")
+    entries, health = parse(data, chunk=chunk)
+    assert (entries, health.bad_lines) == parse_lines(data)
+
+
 def test_reading_leaves_the_cycle_collector_as_it_found_it() -> None:
     """Reading turns the collector off while it makes one container per line (a
     process that keeps it on would walk the entries again every few hundred lines)."""

@@ -15,6 +15,7 @@ import contextlib
 import gc as _gc  # `gc` here is the log's own garbage collection (see gc())
 import json
 import os
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
@@ -211,7 +212,7 @@ def pieces(
         except UnicodeDecodeError:
             yield parse_lines(piece)
         else:
-            yield _parse_text(text)
+            yield _parse_piece(text)
         start = end
 
 
@@ -269,6 +270,42 @@ def _parse_text(text: str) -> tuple[list[dict[str, Any]], int]:
         else:
             bad += 1
     return entries, bad
+
+
+# Two objects on one line: a "}", a comma and a "{" with only JSON whitespace between
+# (a newline is whitespace too, but it ends the line).
+_TWO_ON_A_LINE = r"\}[ \t\r]*,[ \t\r]*\{"
+
+
+def _parse_piece(text: str) -> tuple[list[dict[str, Any]], int]:
+    """`_parse_text`, mostly in one decoder call: the piece's lines read as one JSON
+    array (each newline a comma). The decoder makes each key string once per call, not
+    once per line, so a piece of a hundred entries holds a few dozen key strings instead
+    of several hundred (less to allocate, to walk in the CPU's cache and to free).
+
+    The array is taken only when it means what the lines do: as many values as lines,
+    every one an entry, and no line holding two objects. A value that went on over a line
+    would make one element of two lines, so some other line would have to hold two
+    elements for the count to match, and between two objects on a line there is only
+    "}", whitespace, a comma, whitespace and "{". Anything else is read line by line."""
+    body = text[:-1] if text.endswith("\n") else text
+    if not re.search(_TWO_ON_A_LINE, body):
+        joined = "[" + body.replace("\n", ",") + "]"
+        try:
+            values, end = _scan_once(joined, 0)
+        except (StopIteration, ValueError, RecursionError):
+            end = -1
+        if end == len(joined) and len(values) == body.count("\n") + 1:
+            for value in values:
+                if (
+                    value.__class__ is not dict
+                    or value.get("id").__class__ is not str
+                    or value.get("type").__class__ is not str
+                ):
+                    break
+            else:
+                return values, 0
+    return _parse_text(text)
 
 
 def _loads(raw: bytes) -> Any:
