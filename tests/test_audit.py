@@ -175,6 +175,8 @@ def test_diff_ranges_two_dots_three_dots_and_one_revision(project: Path) -> None
     assert summary(f"{first}...{second}") == "+1 observation"
     assert summary(f"{second}...{first}") == ""  # from their merge base, the first commit
     assert summary(first) == "+1 observation, +1 decision"  # against the working tree
+    assert summary(first, second) == "+1 observation"  # as `git diff A B` reads it
+    assert summary(second, first) == "-1 observation"
 
 
 def test_diff_exit_code(project: Path) -> None:
@@ -208,6 +210,7 @@ def test_diff_in_a_repository_without_commits(tmp_path: Path) -> None:
     [
         (("nope",), "voyager-brain: nope: unknown revision; expected a commit, branch or tag\n"),
         (("HEAD", "--staged"), "voyager-brain: give REV_RANGE or --staged, not both\n"),
+        (("HEAD~1..HEAD", "HEAD"), "voyager-brain: give A..B or A B, not HEAD~1..HEAD HEAD\n"),
     ],
 )
 def test_diff_bad_arguments_are_one_line(

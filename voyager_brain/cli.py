@@ -814,6 +814,7 @@ def _top(ctx: click.Context) -> Path:
 
 @cli.command(name="diff")
 @click.argument("rev_range", required=False, metavar="[REV_RANGE]")
+@click.argument("rev_to", required=False, metavar="[REV]")
 @click.option("--staged", "--cached", is_flag=True, help="Compare the index with HEAD.")
 @click.option(
     "--format",
@@ -829,6 +830,7 @@ def _top(ctx: click.Context) -> Path:
 def diff_command(
     ctx: click.Context,
     rev_range: str | None,
+    rev_to: str | None,
     staged: bool,
     fmt: str,
     as_json: bool,
@@ -840,16 +842,22 @@ def diff_command(
     matched by their merge keys), brain.md entries added, removed, edited and compacted,
     memories added, updated and tombstoned.
 
-    REV_RANGE is A...B (from the merge base of A and B to B), A..B, or one revision A
-    (against the working tree). Without it: from the merge base with the default branch
-    (origin/HEAD, else main, else master) to HEAD; on the default branch itself, or with
-    no commits to compare, the working tree against HEAD. --json is --format json.
+    REV_RANGE is A...B (from the merge base of A and B to B), A..B or A B (from A to B),
+    or one revision A (against the working tree). Without it: from the merge base with the
+    default branch (origin/HEAD, else main, else master) to HEAD; on the default branch
+    itself, or with no commits to compare, the working tree against HEAD. --json is
+    --format json.
     """
     from .audit import compare_versions
     from .changes import render_markdown, render_text
 
     if staged and rev_range:
         raise UserError("give REV_RANGE or --staged, not both")
+    if rev_to is not None:
+        assert rev_range is not None  # click fills the arguments in order
+        if ".." in rev_range or ".." in rev_to:
+            raise UserError(f"give A..B or A B, not {rev_range} {rev_to}")
+        rev_range = f"{rev_range}..{rev_to}"
     result = compare_versions(_top(ctx), rev_range, staged=staged)
     if as_json or fmt == "json":
         print_json(result.to_dict())
