@@ -158,17 +158,18 @@ def test_the_hook_serves_a_hit_with_almost_nothing_imported(
     imported = {
         line.split("|")[-1].strip()
         for line in result.stderr.splitlines()
-        if line.startswith("import time:") and "voyager_brain" in line
+        if line.startswith("import time:")
     }
-    assert imported == {
+    assert {name for name in imported if "voyager_brain" in name} == {
         "voyager_brain",
         "voyager_brain.context_cache",
-        "voyager_brain.errors",
         "voyager_brain.hooks",
         "voyager_brain.hooks.cached",
         "voyager_brain.paths",
-        "voyager_brain.repo",
+        "voyager_brain.worktree",
     }
+    # pathlib brings urllib.parse and ipaddress: about 4 ms of a hit's ~30.
+    assert not imported & {"pathlib", "urllib.parse", "typing", "subprocess"}
 
 
 def test_the_hook_rebuilds_after_a_change_and_without_todays_decay(

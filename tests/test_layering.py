@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 # A module may import only modules of a lower layer (or its own). A subpackage
 # (memory/) is one module here: its files may import each other and lower layers.
 LAYERS = [
-    {"errors", "paths", "value"},
+    {"errors", "paths", "value", "worktree"},
     {"model", "storage", "redact", "repo", "render", "config"},
     {"brainfile", "summarizer", "state", "providers", "memory", "context_cache", "gitsetup"},
     {"compaction", "context", "merge", "changes"},

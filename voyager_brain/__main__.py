@@ -76,11 +76,11 @@ def _plain_context() -> str | None:
     """`voyager-brain context` without options: the cached document, else a build that is
     cached for next time, without click. None when anything goes wrong: the CLI then runs
     the command again and reports it."""
-    from pathlib import Path
+    import os
 
     from . import context_cache
 
-    cwd = Path.cwd()
+    cwd = os.getcwd()
     text = context_cache.lookup(cwd, None)
     if text is not None:
         return text

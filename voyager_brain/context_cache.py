@@ -13,93 +13,99 @@ modification time, so a racing write is never cached as current.
 
 Standard library only, and small: the entry point checks this cache before importing
 the rest of the package (or click), so a hit costs little more than starting Python.
+Paths are plain strings here, for the same reason: pathlib costs about 4 ms to import.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
-from .paths import personal_log_path, voyager_home
+from .paths import home_folder, personal_log_file
 
 # typing.TYPE_CHECKING without importing typing: hooks pay for every import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    PathLike = str | os.PathLike[str]
+
 
 _VERSION = 1
 _ENV = ("VOYAGER_HOME", "VOYAGER_MEMORY_PATH", "TZ")
 _PROJECT_FILES = ("brain.md", "brain.json", "memory.jsonl", "config.toml")
-_PACKAGE = Path(__file__).parent
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 # The built-in templates: inside a wheel, or at the top of a source checkout (where
 # render.builtin_template_dir finds them too; importing render would cost typing here).
-_BUILTIN_TEMPLATES = (
-    _PACKAGE / "templates" if (_PACKAGE / "templates").is_dir() else _PACKAGE.parent / "templates"
+_BUILTIN_TEMPLATES = os.path.join(
+    _PACKAGE if os.path.isdir(os.path.join(_PACKAGE, "templates")) else os.path.dirname(_PACKAGE),
+    "templates",
 )
 _RACY_NS = 2_000_000_000
 
 
-def _stat(path: Path) -> list[Any]:
+def _stat(path: str) -> list[Any]:
     try:
         st = os.stat(path)
     except OSError:
-        return [str(path), None]
-    return [str(path), st.st_size, st.st_mtime_ns, st.st_ino]
+        return [path, None]
+    return [path, st.st_size, st.st_mtime_ns, st.st_ino]
 
 
-def _tree(folder: Path) -> list[list[Any]]:
+def _tree(folder: str) -> list[list[Any]]:
     """Every file under `folder` (template overrides), or nothing when it is absent."""
-    # os.walk, not Path.rglob: the glob machinery costs a cache hit more than the walk.
+    # os.walk, not a glob: the glob machinery costs a cache hit more than the walk.
     found = [os.path.join(where, name) for where, _, names in os.walk(folder) for name in names]
-    return [_stat(Path(path)) for path in sorted(found)]
+    return [_stat(path) for path in sorted(found)]
 
 
-def locate(cwd: Path) -> tuple[Path, Path | None]:
+def locate(cwd: PathLike) -> tuple[str, str | None]:
     """The working directory as BrainManager sees it, and its project's ``.voyager/``
     (None when there is none)."""
-    from .repo import find_top
+    from .worktree import find_top
 
-    root = cwd.expanduser().absolute()
-    top = find_top(root) or root
-    voyager = top / ".voyager"
-    return root, voyager if voyager.is_dir() else None
+    root = os.path.abspath(os.path.expanduser(os.fspath(cwd)))
+    voyager = os.path.join(find_top(root) or root, ".voyager")
+    return root, voyager if os.path.isdir(voyager) else None
 
 
-def fingerprint(cwd: Path, budget: int | None) -> dict[str, Any]:
+def fingerprint(cwd: PathLike, budget: int | None) -> dict[str, Any]:
     """What the document built for `cwd` and `budget` depends on, besides the clock."""
     root, voyager = locate(cwd)
-    home = voyager_home()
-    files = [_stat(personal_log_path()), _stat(home / "config.toml")]
+    files = [_stat(personal_log_file()), _stat(os.path.join(home_folder(), "config.toml"))]
     templates: list[list[Any]] = []
     if voyager is not None:
-        files += [_stat(voyager / name) for name in _PROJECT_FILES]
-        templates = _tree(voyager / "templates")
+        files += [_stat(os.path.join(voyager, name)) for name in _PROJECT_FILES]
+        templates = _tree(os.path.join(voyager, "templates"))
     return {
         "version": _VERSION,
-        "cwd": str(root),
+        "cwd": root,
         "budget": budget,
         "env": [os.environ.get(name) for name in _ENV],
         "files": files,
         "templates": templates,
-        "package": [_stat(_PACKAGE / "context.py"), *_tree(_BUILTIN_TEMPLATES / "context")],
+        "package": [
+            _stat(os.path.join(_PACKAGE, "context.py")),
+            *_tree(os.path.join(_BUILTIN_TEMPLATES, "context")),
+        ],
     }
 
 
-def cache_path(cwd: Path) -> Path:
+def cache_path(cwd: PathLike) -> str:
+    """Where the document for `cwd` is kept: the project's ``.voyager/cache/``, else the
+    personal folder's ``cache/``."""
     _, voyager = locate(cwd)
-    return (voyager if voyager is not None else voyager_home()) / "cache" / "context.json"
+    return os.path.join(voyager or home_folder(), "cache", "context.json")
 
 
-def lookup(cwd: Path, budget: int | None, now: datetime | None = None) -> str | None:
+def lookup(cwd: PathLike, budget: int | None, now: datetime | None = None) -> str | None:
     """The cached document for `cwd` and `budget` when it is still what a build would
     give, else None. Never raises: a cache is only ever an optimisation."""
     try:
-        record = json.loads(cache_path(cwd).read_bytes())
+        with open(cache_path(cwd), "rb") as f:
+            record = json.loads(f.read())
         if record.get("fingerprint") != fingerprint(cwd, budget):
             return None
         moment = now or datetime.now(UTC)
@@ -115,7 +121,7 @@ def lookup(cwd: Path, budget: int | None, now: datetime | None = None) -> str | 
 
 
 def store(
-    cwd: Path,
+    cwd: PathLike,
     budget: int | None,
     before: dict[str, Any],
     text: str,
@@ -137,11 +143,13 @@ def store(
         "paths_checked": [list(p) for p in paths_checked],
         "text": text,
     }
+    from pathlib import Path
+
     from .storage import atomic_write
 
-    with contextlib.suppress(OSError):  # a read-only or full disk: no cache, no failure
-        atomic_write(
-            cache_path(cwd), json.dumps(record, ensure_ascii=False).encode(), durable=False
-        )
-        return True
-    return False
+    data = json.dumps(record, ensure_ascii=False).encode()
+    try:
+        atomic_write(Path(cache_path(cwd)), data, durable=False)
+    except OSError:  # a read-only or full disk: no cache, no failure
+        return False
+    return True

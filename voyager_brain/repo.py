@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from . import worktree
 from .errors import GitError
 
 # typing.TYPE_CHECKING without importing typing: hooks pay for every import.
@@ -63,8 +63,6 @@ _REPOSITORY_ENV = (
     "GIT_WORK_TREE",
 )
 
-_GITDIR_PREFIX = b"gitdir:"
-
 
 # -- the work tree --------------------------------------------------------------------------
 
@@ -78,71 +76,22 @@ def find_top(start: str | os.PathLike[str]) -> Path | None:
     with ``gitdir:`` (linked worktrees, submodules, ``--separate-git-dir``). Never starts a
     process and never raises for an unreadable or odd path.
     """
-    here = _resolve(Path(start))
-    if here is None:
-        return None
-    # The nearest existing ancestor: a path that does not exist yet (a file about to be
-    # written) belongs to the repository its folder is in.
-    while not _exists(here) and here.parent != here:
-        here = here.parent
-    if not _is_dir(here):
-        here = here.parent
-    for folder in (here, *here.parents):
-        if _git_entry(folder) is not None:
-            return folder
-    return None
-
-
-def _resolve(path: Path) -> Path | None:
-    """`path` made absolute with symlinks resolved; None when that is impossible."""
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError, ValueError):
-        pass
-    # A symlink loop (RuntimeError before Python 3.13): make do with the path as written and
-    # let the walk up step over the loop. A relative path in a deleted cwd has no answer.
-    try:
-        return Path(os.path.abspath(path))
-    except (OSError, ValueError):
-        return None
-
-
-def _stat(path: Path) -> os.stat_result | None:
-    # Path.exists() and friends raise PermissionError; on the hot path an unreadable folder
-    # must mean "not here", never a traceback.
-    try:
-        return path.stat()
-    except (OSError, ValueError):
-        return None
+    top = worktree.find_top(os.fspath(start))
+    return None if top is None else Path(top)
 
 
 def _exists(path: Path) -> bool:
-    return _stat(path) is not None
+    return worktree.exists(os.fspath(path))
 
 
 def _is_dir(path: Path) -> bool:
-    st = _stat(path)
-    return st is not None and stat.S_ISDIR(st.st_mode)
+    return worktree.is_dir(os.fspath(path))
 
 
 def _git_entry(folder: Path) -> Path | None:
     """``folder/.git`` when it marks a work tree top (see `find_top`), else None."""
-    entry = folder / ".git"
-    st = _stat(entry)
-    if st is None:
-        return None
-    if stat.S_ISDIR(st.st_mode):
-        # An empty or half-made .git folder is not a repository; git itself would keep
-        # looking further up, and so do we.
-        return entry if _exists(entry / "HEAD") else None
-    if stat.S_ISREG(st.st_mode):
-        try:
-            with entry.open("rb") as f:
-                head = f.read(len(_GITDIR_PREFIX))
-        except OSError:
-            return None
-        return entry if head == _GITDIR_PREFIX else None
-    return None
+    entry = worktree.git_entry(os.fspath(folder))
+    return None if entry is None else Path(entry)
 
 
 def _git_dir(top: Path) -> Path | None:

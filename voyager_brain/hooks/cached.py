@@ -17,17 +17,17 @@ def cached_session_start(stdin: str) -> str | None:
     changed since it was built (and today's decay has run), else None: then the full
     hook does the work."""
     from datetime import UTC, datetime
-    from pathlib import Path
 
     from .. import context_cache
-    from ..paths import decay_stamp_path
+    from ..paths import decay_stamp_file
 
     try:
         payload = json.loads(stdin) if stdin.strip() else {}
         now = datetime.now(UTC)
-        if decay_stamp_path().read_text().strip() != now.date().isoformat():
-            return None
-        cwd = Path(str(payload.get("cwd") or os.getcwd()))
+        with open(decay_stamp_file(), encoding="utf-8") as f:
+            if f.read().strip() != now.date().isoformat():
+                return None
+        cwd = str(payload.get("cwd") or os.getcwd())
         text = context_cache.lookup(cwd, None, now)
     except Exception:  # anything odd: the full hook runs and reports it
         return None
