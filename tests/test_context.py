@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from voyager_brain import BrainEntry, BrainManager
-from voyager_brain.context import NAMES, build_context
+from voyager_brain.context import NAMES, WEIGHTS, build_context
 from voyager_brain.memory.log import Folded, fold
 from voyager_brain.memory.tool import brain_tool
 from voyager_brain.state import empty_state, merge
@@ -103,37 +103,66 @@ def test_identity_and_user_are_sorted_by_key() -> None:
     assert text.index("- name: rho") < text.index("- role: agent")
 
 
-def test_surplus_flows_to_learnings() -> None:
-    learnings = [
-        {"id": f"l{n:02d}", "type": "learning", "text": f"Learning number {n:02d} " + "x" * 60}
-        for n in range(200)
+def _lines(kind: str, count: int, **fields: str) -> list[dict[str, Any]]:
+    """`count` entries of one type, each a line of about 70 characters."""
+    field = "text"
+    return [
+        {"id": f"{kind[0]}{n:03d}", "type": kind, field: f"{kind} {n:03d} " + "x" * 60, **fields}
+        for n in range(count)
     ]
-    few = build(memory(*learnings), budget=1000)
-    with_behaviors = build(
-        memory(
-            *learnings,
-            *(
-                {"id": f"b{n}", "type": "behavior", "category": "do", "text": "Behave " + "y" * 60}
-                for n in range(40)
-            ),
-        ),
-        budget=1000,
+
+
+def _included(doc: Any, section: str) -> int:
+    return sum(1 for c in doc.choices if c.included and c.item.section == section)
+
+
+def test_the_seeds_sections_keep_its_weights() -> None:
+    """Behavior 15, preferences 20, context 25, learnings 40 (3:4:5:8) in the seed; the
+    new sections take a share of the whole beside them, learnings last."""
+    assert sum(WEIGHTS.values()) == 100 and list(WEIGHTS)[-1] == "learnings"
+    seeds = [WEIGHTS[s] for s in ("behavior", "preferences", "context", "learnings")]
+    assert [w * 100 / sum(seeds) for w in seeds] == [15, 20, 25, 40]
+
+
+def test_sections_that_are_too_long_get_their_weights_share() -> None:
+    mem = memory(
+        *_lines("behavior", 100, category="do"),
+        *_lines("preference", 100, category="Code"),
+        *_lines("learning", 100),
     )
-    count = lambda doc: sum(1 for c in doc.choices if c.included and c.item.section == "learnings")  # noqa: E731
-    assert count(few) > count(with_behaviors) > 0
-    assert "(…" in few.text and "more omitted)" in few.text
+    doc = build(mem, budget=4000)
+    behavior, preferences = _included(doc, "behavior"), _included(doc, "preferences")
+    assert 10 < behavior < preferences
+    assert abs(preferences / behavior - WEIGHTS["preferences"] / WEIGHTS["behavior"]) < 0.15
 
 
-def test_one_long_list_does_not_crowd_out_the_goal_and_blockers() -> None:
+def test_surplus_flows_to_learnings() -> None:
+    """What a section leaves goes to learnings, not to the section after it."""
+    learnings, preferences = _lines("learning", 200), _lines("preference", 60, category="C")
+    without = build(memory(*learnings, *preferences), budget=1000)
+    behaviors = _lines("behavior", 40, category="do")
+    with_behaviors = build(memory(*learnings, *preferences, *behaviors), budget=1000)
+    assert _included(with_behaviors, "behavior") > 0
+    assert _included(without, "preferences") == _included(with_behaviors, "preferences") > 0
+    assert _included(without, "learnings") > _included(with_behaviors, "learnings") > 0
+    assert "(…" in without.text and "more omitted)" in without.text
+
+
+def test_one_long_list_does_not_crowd_out_the_others() -> None:
     update = {
         "activeState": {"currentGoal": "Ship v1", "blockers": ["CI is red"]},
         "decisions": [
             {"what": f"Decision {n} " + "z" * 80, "when": "2026-02-01"} for n in range(100)
         ],
+        "knownIssues": [{"issue": "Flaky login test", "severity": "low"}],
+        "facts": {"stack": ["Python 3.11"]},
+        "keyFiles": [{"path": "src/app.py", "role": "entry point"}],
     }
     state = merge(empty_state("p", NOW), update, now=NOW, new_session=False)
     text = build(memory(), state, budget=600).text
     assert "Goal: Ship v1" in text and "Blocker: CI is red" in text
+    assert "Flaky login test" in text and "Python 3.11" in text and "src/app.py" in text
+    assert 0 < text.count("Decision: Decision") < 100
     assert "more omitted)" in text
 
 

@@ -5,8 +5,8 @@ the project state (brain.json), project context (longest path prefix of the work
 directory), the session brain (brain.md), what is due, and learnings ranked by score.
 The seed's budget rules apply to the whole document: tokens are characters / 4 rounded
 up; identity and user are paid first; the rest is split by `WEIGHTS`, and what a section
-leaves unused flows on to the next (so learnings get every surplus); inside a section
-lines are taken in order until its share ends, with a ``(…N more omitted)`` marker. The
+leaves unused goes to learnings (the seed's surplus cascading); inside a section lines
+are taken in order until its share ends, with a ``(…N more omitted)`` marker. The
 document never exceeds the budget, its first and last lines and the markers included.
 
 Every candidate line is recorded as a `Choice` (what, where from, cost, included or why
@@ -33,17 +33,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Protocol
 
-#: Shares of what identity and user leave, in percent. The seed's four (behavior 15,
-#: preferences 20, context 25, learnings 40) are rescaled to make room for the project
-#: state, the session brain and what is due; learnings, last, also get every surplus.
+#: Shares of what identity and user leave, in percent, in the order the sections come.
+#: The seed's four keep its proportions (behavior 15, preferences 20, context 25,
+#: learnings 40, that is 3:4:5:8) within the 60% they share; the project state, the
+#: session brain and what is due have the other 40%. Whatever a section leaves unused
+#: goes to learnings, as the seed says.
 WEIGHTS: dict[str, int] = {
-    "behavior": 10,
-    "preferences": 10,
+    "behavior": 9,
+    "preferences": 12,
     "project": 25,
-    "context": 10,
-    "session": 15,
+    "context": 15,
+    "session": 10,
     "due": 5,
-    "learnings": 25,
+    "learnings": 24,
 }
 #: Inside the project state, so that one long list cannot crowd out the others.
 PROJECT_SHARES: dict[str, int] = {
@@ -538,9 +540,11 @@ def build_context(
         "learnings": lambda limit: _learnings(live, now, cwd, limit, expiries, line),
     }
     pool = remaining
-    carry = 0
+    spent = 0
     for section, weight in WEIGHTS.items():
-        share = pool * weight // 100 + carry
+        # Learnings, last, have their own share and every other section's surplus: all
+        # the others did not use.
+        share = pool - spent if section == "learnings" else pool * weight // 100
         if section == "project":
             block, used = _project_block(parts, titles["project"], share, cpt, choices)
         else:
@@ -549,7 +553,7 @@ def build_context(
             used = len(block) + 2 if block is not None else 0
         if block is not None:
             blocks.append(block)
-        carry = share - used
+        spent += used
 
     text = "\n\n".join([header, *blocks, footer]) + "\n"
     assert len(text) <= budget, "the context document must fit its budget"
