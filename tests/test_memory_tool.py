@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import git, run_cli
 
 from voyager_brain.errors import EntryError
 from voyager_brain.memory import log
@@ -183,9 +183,52 @@ def test_context_paths_are_stored_relative_in_the_project_log(repo: Path) -> Non
     )
     [stored] = log.read(repo / ".voyager" / "memory.jsonl")[0]
     assert stored["path"] == "api"
-    assert stored["id"] == log.deterministic_id("context", str(repo / "api"))
+    # The id of the path as stored, so that every clone computes the same one.
+    assert stored["id"] == log.deterministic_id("context", "api")
     removed = brain_tool("remove", cwd=str(repo), type="context", path=str(repo.resolve() / "api"))
     assert removed["message"].startswith("Removed context ")
+
+
+def test_a_context_added_in_two_clones_is_one_entry(repo: Path, tmp_path: Path) -> None:
+    """Re-adding the same path overwrites (seed 001), also from another clone, where the
+    absolute path differs: both compute the id of the path relative to their top."""
+    run_cli("init", cwd=repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    other = tmp_path / "other-clone"
+    git(tmp_path, "clone", "-q", str(repo), str(other))
+    for top, content in ((repo, "FastAPI service"), (other, "FastAPI service on port 8080")):
+        brain_tool(
+            "add", cwd=str(top), type="context", project="p", path=str(top / "api"), content=content
+        )
+    (other / ".voyager" / "memory.jsonl").write_bytes(
+        (repo / ".voyager" / "memory.jsonl").read_bytes()
+        + (other / ".voyager" / "memory.jsonl").read_bytes()
+    )  # the two clones' lines together, as a merge of both branches holds them
+    [live] = brain_tool("list", cwd=str(other), type="context", verbose=True)["entries"]
+    assert live["content"] == "FastAPI service on port 8080"
+    assert live["path"] == str((other / "api").resolve())
+
+
+def test_adding_a_keyed_entry_again_overwrites_whatever_its_id(repo: Path) -> None:
+    """An entry imported with an id of its own (the seed's examples use `ctx00001`) is
+    found by its key, not by recomputing an id."""
+    run_cli("init", cwd=repo)
+    line = {
+        "id": "ctx00001",
+        "type": "context",
+        "project": "p",
+        "path": "api",
+        "content": "old",
+        "created": "2026-01-01T00:00:00.000Z",
+    }
+    log.append(repo / ".voyager" / "memory.jsonl", [line])
+    result = brain_tool(
+        "add", cwd=str(repo), type="context", project="p", path=str(repo / "api"), content="new"
+    )
+    assert result["message"].startswith("Updated context ctx00001")
+    [live] = brain_tool("list", cwd=str(repo), type="context", verbose=True)["entries"]
+    assert (live["id"], live["content"]) == ("ctx00001", "new")
 
 
 def test_exact_duplicate_learning_writes_nothing(repo: Path, isolated_env: Path) -> None:
@@ -278,6 +321,18 @@ def test_secrets_are_redacted_before_they_reach_either_log(repo: Path, isolated_
         assert token not in text and "[REDACTED:github-token]" in text
 
 
+def test_turning_redaction_off_spares_the_personal_log_only(repo: Path, isolated_env: Path) -> None:
+    """The project log is tracked by git: it is redacted whatever the setting."""
+    run_cli("init", cwd=repo)
+    config = repo / ".voyager" / "config.toml"
+    config.write_text(config.read_text() + "\nredact_secrets = false\n")
+    token = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+    brain_tool("add", cwd=str(repo), type="learning", text=f"CI uses GITHUB_TOKEN={token}")
+    brain_tool("add", cwd=str(repo), type="preference", text=f"token {token}", category="X")
+    assert token not in (repo / ".voyager" / "memory.jsonl").read_text()
+    assert token in (isolated_env / "memory.jsonl").read_text()
+
+
 def test_memory_stats_and_search(repo: Path) -> None:
     run_cli("init", cwd=repo)
     for text in ("Uses pnpm", "Deploys on Fridays are banned"):
@@ -326,6 +381,50 @@ def test_four_cli_processes_times_100_adds_keep_all_400(repo: Path) -> None:
     assert all(isinstance(json.loads(line), dict) for line in raw[:-1])
     learnings = brain_tool("list", cwd=str(repo), type="learning")["entries"]
     assert len({e["text"] for e in learnings}) == 400
+
+
+def _at_once(repo: Path, count: int, *args: str) -> list[subprocess.CompletedProcess[str]]:
+    """`count` CLI processes of `voyager-brain brain ARGS...` started together."""
+    command = [sys.executable, "-m", "voyager_brain", "brain", *args]
+    procs = [
+        subprocess.Popen(
+            command, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(count)
+    ]
+    done = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        done.append(subprocess.CompletedProcess(command, p.returncode, out, err))
+    return done
+
+
+def test_processes_adding_the_same_text_at_once_store_it_once(repo: Path) -> None:
+    """The duplicate check and the write happen under the lock, as the seed says."""
+    run_cli("init", cwd=repo)
+    text = "Staging deploys need a manual approval step"
+    for _ in range(3):  # each round a race of its own; unlocked, one round in two lost
+        results = _at_once(repo, 8, "action=add", "type=learning", f"text={text}")
+        assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
+    outputs = sorted(r.stdout.split(" ", 1)[0] for r in results)
+    assert outputs == ["Duplicate"] * 8
+    lines = (repo / ".voyager" / "memory.jsonl").read_text().splitlines()
+    assert sum(text in line for line in lines) == 1
+
+
+def test_processes_updating_one_task_at_once_lose_no_field(repo: Path) -> None:
+    """An update reads the entry and writes it whole: under the lock, each sees the
+    previous one's line, so the last line holds every field."""
+    run_cli("init", cwd=repo)
+    task = brain_tool("add", cwd=str(repo), type="task", description="Ship it")["entries"][0]
+    command = [sys.executable, "-m", "voyager_brain", "brain", "action=update", f"id={task['id']}"]
+    procs = [
+        subprocess.Popen([*command, f"field{n}=x"], cwd=repo, stdout=subprocess.DEVNULL)
+        for n in range(6)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    live = brain_tool("list", cwd=str(repo), type="task", verbose=True)["entries"][0]
+    assert {f"field{n}" for n in range(6)} <= live.keys()
 
 
 def test_a_new_personal_log_is_seeded_once(repo: Path, isolated_env: Path) -> None:
@@ -435,3 +534,112 @@ def test_memory_migrate_brings_a_legacy_folder_in_once(
     again = run_cli("memory", "migrate", str(legacy), cwd=repo)
     assert again.returncode == 2 and "already migrated" in again.stderr
     assert {p.name: p.read_bytes() for p in legacy.iterdir()} == before
+
+
+# -- rules checked one by one -----------------------------------------------------------
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+T1 = datetime(2026, 3, 1, 13, 0, tzinfo=UTC)
+
+
+def test_task_done_reminder_run_and_task_clear_write_what_the_seed_says(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    at = {"cwd": str(repo), "clock": lambda: T1}
+    task = brain_tool("add", cwd=str(repo), clock=lambda: T0, type="task", description="Fix CI")
+    [done] = brain_tool("task_done", id=task["entries"][0]["id"], **at)["entries"]
+    assert (done["status"], done["completedAt"]) == ("done", "2026-03-01T13:00:00.000Z")
+    assert (done["created"], done["updated"]) == (
+        "2026-03-01T12:00:00.000Z",
+        "2026-03-01T13:00:00.000Z",
+    )
+    reminder = brain_tool(
+        "add",
+        cwd=str(repo),
+        clock=lambda: T0,
+        type="reminder",
+        text="Backup",
+        cadence='{"kind":"interval","every":"6h"}',
+    )
+    rid = reminder["entries"][0]["id"]
+    [ran] = brain_tool("reminder_run", id=rid, result="error", error="exit 1", **at)["entries"]
+    assert {
+        k: ran[k] for k in ("last_run", "next_due", "last_result", "last_error", "updated")
+    } == {
+        "last_run": "2026-03-01T13:00:00.000Z",
+        "next_due": "2026-03-01T19:00:00.000Z",
+        "last_result": "error",
+        "last_error": "exit 1",
+        "updated": "2026-03-01T13:00:00.000Z",
+    }
+    cleared = brain_tool("task_clear", **at)
+    assert cleared["message"] == "Cleared 1 completed task"
+    assert brain_tool("list", cwd=str(repo), type="task")["entries"] == []
+    last = log.read(repo / ".voyager" / "memory.jsonl")[0][-1]
+    assert (last["type"], last["target_id"], last["reason"]) == (
+        "tombstone",
+        done["id"],
+        "task_clear",
+    )
+
+
+def test_voyager_memory_path_points_at_one_file(
+    repo: Path, isolated_env: Path, tmp_path: Path
+) -> None:
+    custom = tmp_path / "elsewhere" / "my-memory.jsonl"
+    env = {"VOYAGER_MEMORY_PATH": str(custom)}
+    done = run_cli(
+        "brain", "action=add", "type=identity", "key=name", "value=rho", cwd=repo, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert any(e.get("value") == "rho" for e in log.read(custom)[0])
+    assert not (isolated_env / "memory.jsonl").exists()
+    listed = run_cli("brain", "action=list", "type=identity", cwd=repo, env=env).stdout
+    assert "rho" in listed and "rho" not in run_cli("brain", "action=list", cwd=repo).stdout
+
+
+def test_a_project_entry_wins_over_a_personal_one_with_the_same_id(
+    repo: Path, isolated_env: Path
+) -> None:
+    run_cli("init", cwd=repo)
+    brain_tool("list", cwd=str(repo))  # seeds the personal log
+    line = {"id": "same0001", "type": "learning", "created": "2026-01-01T00:00:00.000Z"}
+    log.append(isolated_env / "memory.jsonl", [{**line, "text": "personal version"}])
+    log.append(repo / ".voyager" / "memory.jsonl", [{**line, "text": "project version"}])
+    [entry] = [e for e in brain_tool("list", cwd=str(repo))["entries"] if e["id"] == "same0001"]
+    assert entry["text"] == "project version"
+    removed = brain_tool("remove", cwd=str(repo), id="same0001")
+    assert removed["ok"]
+    tomb = log.read(repo / ".voyager" / "memory.jsonl")[0][-1]
+    assert (tomb["type"], tomb["target_id"]) == ("tombstone", "same0001")
+
+
+def test_changes_go_to_the_log_that_holds_the_entry(repo: Path, isolated_env: Path) -> None:
+    run_cli("init", cwd=repo)
+    added = brain_tool(
+        "add", cwd=str(repo), type="learning", text="Personal note on tabs", store="personal"
+    )
+    entry_id = added["entries"][0]["id"]
+    project_log = repo / ".voyager" / "memory.jsonl"
+    before = project_log.read_bytes() if project_log.exists() else b""
+    brain_tool("update", cwd=str(repo), id=entry_id, text="Personal note on tabs and spaces")
+    brain_tool("remove", cwd=str(repo), id=entry_id)
+    personal = log.read(isolated_env / "memory.jsonl")[0]
+    assert [e["type"] for e in personal if entry_id in (e["id"], e.get("target_id"))] == [
+        "learning",
+        "learning",
+        "tombstone",
+    ]
+    assert (project_log.read_bytes() if project_log.exists() else b"") == before
+
+
+def test_migrate_is_never_automatic(repo: Path, isolated_env: Path) -> None:
+    """A legacy folder beside the log (the original tool's layout) is left alone until
+    `voyager-brain memory migrate` is run."""
+    legacy = isolated_env / "brain"
+    legacy.mkdir()
+    (legacy / "core.jsonl").write_text('{"key":"name","value":"old-rho"}\n')
+    run_cli("init", cwd=repo)
+    run_cli("brain", "action=list", cwd=repo)
+    run_cli("context", cwd=repo)
+    texts = (isolated_env / "memory.jsonl").read_text()
+    assert "old-rho" not in texts and '"key":"migrated' not in texts

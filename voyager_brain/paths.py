@@ -23,9 +23,7 @@ def personal_log_file() -> str:
     """The personal memory log: ``$VOYAGER_MEMORY_PATH``, else ``memory.jsonl`` in the
     personal folder."""
     override = os.environ.get("VOYAGER_MEMORY_PATH")
-    return (
-        os.path.expanduser(override) if override else os.path.join(home_folder(), "memory.jsonl")
-    )
+    return os.path.expanduser(override) if override else os.path.join(home_folder(), "memory.jsonl")
 
 
 def decay_stamp_file() -> str:

@@ -481,8 +481,15 @@ def encode(entry: Mapping[str, Any]) -> bytes:
     return (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
-def append(path: Path, entries: Iterable[Mapping[str, Any]], lock_timeout: float = 10.0) -> None:
-    """Validate `entries` and append them in one write under the lock.
+def append(
+    path: Path,
+    entries: Iterable[Mapping[str, Any]],
+    lock_timeout: float = 10.0,
+    *,
+    held: bool = False,
+) -> None:
+    """Validate `entries` and append them in one write under the lock (`held`: the
+    caller holds it already).
 
     A torn last line (a writer killed mid-line, a bad merge) is closed with a newline
     first, so the new lines never fuse with it; its bytes stay, counted as a bad line.
@@ -493,7 +500,7 @@ def append(path: Path, entries: Iterable[Mapping[str, Any]], lock_timeout: float
         blob += encode(entry)
     if not blob:
         return
-    with storage.locked(path, lock_timeout):
+    with contextlib.nullcontext() if held else storage.locked(path, lock_timeout):
         storage.append(path, _close_torn_tail(path) + blob)
 
 

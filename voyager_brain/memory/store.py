@@ -14,8 +14,9 @@ and resolved when read, so they match in every clone.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -63,6 +64,7 @@ class MemoryStore:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.redact = redact
         self.lock_timeout = lock_timeout
+        self._held: frozenset[Path] = frozenset()  # logs whose lock `exclusive` holds
 
     def path_of(self, store: str) -> Path:
         if store == PROJECT:
@@ -123,18 +125,41 @@ class MemoryStore:
 
         return current_view(self.personal, self.project, self.top if self.project else None)
 
+    def project_path(self, value: str) -> str:
+        """A path as the project log stores it: relative to the repository top when it
+        is an absolute path inside the repository, else as given."""
+        if self.top and os.path.isabs(value):
+            try:
+                return Path(value).resolve().relative_to(self.top).as_posix() or "."
+            except ValueError:
+                pass  # outside the repository: kept absolute
+        return value
+
     def _to_project(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         field = log.PATH_FIELDS.get(str(entry.get("type")))
         value = entry.get(field) if field else None
-        if field and isinstance(value, str) and self.top and os.path.isabs(value):
-            try:
-                relative = Path(value).resolve().relative_to(self.top)
-            except ValueError:
-                return dict(entry)  # outside the repository: keep it absolute
-            return {**entry, field: relative.as_posix() or "."}
+        if field and isinstance(value, str):
+            return {**entry, field: self.project_path(value)}
         return dict(entry)
 
     # -- writing ----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Both logs locked while a change is read, checked and written (the seed's
+        brain tool takes the lock before reading): two processes adding the same text
+        store it once, and an update never drops a field another wrote meanwhile. The
+        personal log is locked first, then the project log, in every process."""
+        paths = [self.personal] + ([self.project] if self.project is not None else [])
+        held = list(dict.fromkeys(os.path.realpath(p) for p in paths))  # may be one file
+        with contextlib.ExitStack() as stack:
+            for path in held:
+                stack.enter_context(storage.locked(Path(path), self.lock_timeout))
+            self._held = frozenset(Path(p) for p in held)
+            try:
+                yield
+            finally:
+                self._held = frozenset()
 
     def decay_stamp(self) -> Path:
         """Where the day of the last automatic decay is kept (local, never in git)."""
@@ -173,13 +198,16 @@ class MemoryStore:
 
     def write(self, entries: Iterable[Mapping[str, Any]], store: str) -> list[dict[str, Any]]:
         """Append `entries` to one log (redacted, paths made relative for the project).
-        Returns the lines as written."""
+        Returns the lines as written. The project log is tracked by git: it is redacted
+        even when `redact` is off, which only the personal log follows."""
         lines = [dict(e) for e in entries]
-        if self.redact:
+        if self.redact or store == PROJECT:
             lines = [_redact_entry(e) for e in lines]
         if store == PROJECT:
             lines = [self._to_project(e) for e in lines]
-        log.append(self.path_of(store), lines, self.lock_timeout)
+        path = self.path_of(store)
+        held = Path(os.path.realpath(path)) in self._held
+        log.append(path, lines, self.lock_timeout, held=held)
         return lines
 
     def now(self) -> str:

@@ -10,13 +10,14 @@ wrappers around it.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from datetime import datetime
 
 from ..config import Config, load_config
 from ..errors import EntryError
 from . import log, rank, schedule
-from .store import PERSONAL, PROJECT, MemoryStore
+from .store import PERSONAL, PROJECT, MemoryStore, Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -96,11 +97,16 @@ def brain_tool(
         "reminder_run": _reminder_run,
     }
     if action == "decay":
-        return _decay(store, config.decay_after_days, config.decay_min_score)
+        with store.exclusive():
+            return _decay(store, config.decay_after_days, config.decay_min_score)
     handler = handlers.get(action)
     if handler is None:
         raise EntryError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")
-    return handler(store, params)
+    if action == "list":
+        return handler(store, params)
+    # Read, check and write under the logs' locks, as the seed's tool does.
+    with store.exclusive():
+        return handler(store, params)
 
 
 # -- add ------------------------------------------------------------------------------
@@ -175,6 +181,9 @@ def _add(store: MemoryStore, params: dict[str, Any]) -> dict[str, Any]:
                 written,
                 superseded=old,
             )
+    key_field = log.NATURAL_KEYS.get(type_)
+    if key_field is not None and "id" not in params:
+        entry["id"] = _keyed_id(store, snapshot, entry, key_field, target)
     existed = entry["id"] in snapshot.state.entries
     if existed:
         entry["updated"] = entry["created"]
@@ -183,6 +192,26 @@ def _add(store: MemoryStore, params: dict[str, Any]) -> dict[str, Any]:
     written = store.write([entry], target)
     verb = "Updated" if existed else "Added"
     return _result(f"{verb} {type_} {entry['id']}: {summary(entry)}", written, store=target)
+
+
+def _keyed_id(
+    store: MemoryStore, snapshot: Snapshot, entry: dict[str, Any], key_field: str, target: str
+) -> str:
+    """The id of a keyed entry (identity, user, meta, context): the one already stored
+    under the same key, so that adding it again overwrites it as the seed says, else
+    sha256 of the key. A context path bound for the project log counts relative to the
+    repository top, as it is stored, so that every clone computes the same id."""
+    type_, value = str(entry["type"]), entry[key_field]
+    wanted = value
+    if target == PROJECT and key_field == log.PATH_FIELDS.get(type_) and store.top:
+        # Live project entries hold their paths resolved against this clone's top.
+        wanted = os.path.normpath(os.path.join(store.top, store.project_path(value)))
+    for live in snapshot.state.live(type_):
+        if live.get(key_field) in (value, wanted):
+            return str(live["id"])
+    if target == PROJECT and key_field == log.PATH_FIELDS.get(type_):
+        value = store.project_path(value)
+    return log.deterministic_id(type_, value)
 
 
 # -- update / remove ------------------------------------------------------------------
