@@ -48,7 +48,8 @@ SETTINGS: tuple[Setting, ...] = (
         "redact_secrets",
         True,
         bool,
-        "replace API keys, tokens and passwords with [REDACTED:kind] before writing",
+        "replace API keys, tokens and passwords with [REDACTED:kind] before writing "
+        "(the project memory log, tracked by git, is redacted either way)",
     ),
     Setting(
         "lock_timeout_seconds",
