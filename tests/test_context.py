@@ -325,6 +325,28 @@ def test_outside_a_voyager_repository_only_the_personal_log(tmp_path: Path, repo
     assert "Personal learning" in text and "## Project state" not in text
 
 
+def test_in_a_repository_without_voyager_only_the_personal_log(repo: Path) -> None:
+    brain_tool("add", cwd=str(repo), type="learning", text="Personal learning")
+    out = run_cli("context", cwd=repo).stdout
+    assert out.startswith("# Memory (voyager-brain)") and "Personal learning" in out
+    assert "## Project state" not in out and "## Session brain" not in out
+    assert not (repo / ".voyager").exists()
+
+
+def test_prompt_budget_in_config_toml_sets_the_default_budget(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    for n in range(300):
+        word = "".join(chr(ord("a") + int(d)) for d in str(n))  # no near-duplicates
+        brain_tool("add", cwd=str(repo), type="learning", text=f"Learning {word} " + "x" * 50)
+    config = repo / ".voyager" / "config.toml"
+    default = run_cli("context", cwd=repo).stdout
+    assert 7000 < len(default) <= 2000 * 4  # the seed's 2000 tokens, nearly all used
+    config.write_text(config.read_text() + "\nprompt_budget = 100\n")
+    small = run_cli("context", cwd=repo).stdout
+    assert 300 < len(small) <= 100 * 4
+    assert run_cli("context", "--budget", "150", cwd=repo).stdout != small
+
+
 def test_cli_context_explain_and_json(repo: Path) -> None:
     run_cli("init", cwd=repo)
     brain_tool("add", cwd=str(repo), type="learning", text="Deploys need a green CI")

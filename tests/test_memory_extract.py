@@ -260,3 +260,68 @@ def test_before_compaction_extraction_runs_detached(repo: Path, tmp_path: Path) 
     user_says(transcript, "We deploy with Fly in this repo.", "Never force-push.")
     hook_event("pre-compact", repo, transcript)
     assert sorted(wait_for(repo, 2)) == ["Never force-push.", "We deploy with Fly in this repo."]
+
+
+def test_the_model_sees_what_is_stored_and_its_answer_is_capped(repo: Path, tmp_path: Path) -> None:
+    """The seed sends the existing memories along so the model proposes only new ones;
+    whatever it answers, at most three are kept, each under 200 characters."""
+    brain_tool("add", cwd=str(repo), type="learning", text="Deploys run on Fridays only")
+    seen = tmp_path / "prompt.txt"
+    facts = [
+        "Builds use ccache",
+        "Tests run with xdist",
+        "Docs build with mkdocs",
+        "CI tags releases",
+    ]
+    answer = "\n".join([f"learning: {fact}" for fact in facts] + ["preference: Short names"])
+    code = f"import sys; open({str(seen)!r}, 'w').write(sys.stdin.read()); print({answer!r})"
+    script = tmp_path / "model.py"
+    script.write_text(code)
+    provider = CommandProvider(f"{sys.executable} {script}", timeout=30)
+    results = extract("We talked.", cwd=str(repo), config=Config(), provider=provider)
+    assert "- Deploys run on Fridays only" in seen.read_text()
+    assert len(results) == 3 and all(r["ok"] for r in results)
+    assert learnings_and_preferences(repo)[1:] == facts[:3]
+
+
+def test_a_long_answer_is_clipped_under_200_characters(repo: Path, tmp_path: Path) -> None:
+    script = tmp_path / "model.py"
+    script.write_text("import sys; sys.stdin.read(); print('preference [Style]: ' + 'long ' * 60)")
+    provider = CommandProvider(f"{sys.executable} {script}", timeout=30)
+    [result] = extract("We talked.", cwd=str(repo), config=Config(), provider=provider)
+    [text] = [t for t in learnings_and_preferences(repo) if t.startswith("long")]
+    assert result["ok"] and len(text) < MAX_CHARS and text.endswith("…")
+
+
+def test_the_model_timeout_comes_from_config_toml(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    (repo / ".voyager" / "config.toml").write_text(
+        f"model_command = {json.dumps(command(SLOW))}\nmodel_timeout_seconds = 0.5\n"
+    )
+    started = time.monotonic()
+    result = run_cli("memory", "extract", "-", cwd=repo, input=CONVERSATION)
+    assert time.monotonic() - started < 4.5  # the command sleeps 5 s
+    assert result.returncode == 0, result.stderr
+    assert "no answer within 0.5s" in result.stderr and "offline" in result.stderr
+    assert len(learnings_and_preferences(repo)) == 3
+
+
+@pytest.mark.parametrize("event", ["stop", "pre-compact", "session-end"])
+def test_hooks_return_before_a_slow_extraction_ends(repo: Path, tmp_path: Path, event: str) -> None:
+    """The pass runs in a detached process: the hook returns while the model is still
+    thinking (here 4 s), and the memory arrives afterwards."""
+    run_cli("init", cwd=repo)
+    model = tmp_path / "model.py"
+    model.write_text(
+        "import sys, time; sys.stdin.read(); time.sleep(4); print('learning: Slow but sure')"
+    )
+    (repo / ".voyager" / "config.toml").write_text(
+        f"model_command = {json.dumps(f'{sys.executable} {model}')}\nmodel_timeout_seconds = 30\n"
+    )
+    transcript = tmp_path / "t.jsonl"
+    user_says(transcript, "Anything at all.")
+    started = time.monotonic()
+    hook_event(event, repo, transcript)
+    assert time.monotonic() - started < 3.5
+    assert learnings_and_preferences(repo) == []
+    assert wait_for(repo, 1) == ["Slow but sure"]
