@@ -180,3 +180,18 @@ def test_a_held_back_save_is_dropped_while_another_process_is_saving(tmp_path: P
     cache.read_folded(path, cache_file)
     cache.flush_saves()
     assert marshal.loads(cache_file.read_bytes())["offset"] == path.stat().st_size
+
+
+def test_the_process_keeps_the_folds_of_the_latest_logs_only(tmp_path: Path) -> None:
+    """A process going through many repositories does not keep every fold it made."""
+    fresh_process()
+    paths = []
+    for n in range(cache.KEEP + 3):
+        path = tmp_path / f"repo{n}" / "memory.jsonl"
+        path.parent.mkdir()
+        log.append(path, [learning(n)])
+        paths.append(path)
+        cache.read_folded(path, None)
+    cache.read_folded(paths[0], None)  # used again: now the most recent
+    assert list(cache._memory) == [*paths[-(cache.KEEP - 1) :], paths[0]]
+    assert cache.read_folded(paths[1], None)[0].entries == full(paths[1]).entries

@@ -36,6 +36,18 @@ _TAIL = 256
 # small growth is folded again by the next reader rather than saved every time.
 _RESAVE_MIN_BYTES = 256 * 1024
 _memory: dict[Path, dict[str, Any]] = {}
+# Logs whose fold the process keeps: the personal log and a few projects. A process that
+# goes through many repositories (a server, a benchmark) keeps only the latest ones, so
+# its memory does not grow with every repository it has seen.
+KEEP = 4
+
+
+def remember(table: dict[Any, Any], key: Any, value: Any) -> None:
+    """`table[key] = value`, the least recently remembered keys dropped past `KEEP`."""
+    table.pop(key, None)
+    table[key] = value
+    while len(table) > KEEP:
+        del table[next(iter(table))]
 
 
 def _load(cache_path: Path) -> dict[str, Any] | None:
@@ -215,7 +227,7 @@ def read_folded_at(
             _save(cache_path, record)
             saved = offset
         record["saved"] = saved
-    _memory[path] = record
+    remember(_memory, path, record)
     result = log.Health(
         total + health.total + rest.total,
         bad + health.bad_lines + rest.bad_lines,

@@ -29,7 +29,7 @@ from operator import eq, itemgetter, not_
 from pathlib import Path
 
 from . import log, rank
-from .cache import Position, grown_by, read_folded_at
+from .cache import Position, grown_by, read_folded_at, remember
 
 _PROJECT = 1 << 53  # project-only entries come after every personal one
 _TAIL = 256
@@ -325,7 +325,8 @@ def current_view(personal: Path, project: Path | None, top: Path | None) -> Memo
     key = (personal, project, top)
     view = _views.get(key)
     if view is None:
-        view = _views[key] = MemoryView(personal, project, top)
+        view = MemoryView(personal, project, top)
     else:
         view.refresh()
+    remember(_views, key, view)
     return view
