@@ -643,3 +643,14 @@ def test_migrate_is_never_automatic(repo: Path, isolated_env: Path) -> None:
     run_cli("context", cwd=repo)
     texts = (isolated_env / "memory.jsonl").read_text()
     assert "old-rho" not in texts and '"key":"migrated' not in texts
+
+
+def test_one_file_for_both_logs_is_locked_once(repo: Path) -> None:
+    """VOYAGER_MEMORY_PATH may name the project log itself: the tool must not wait on
+    its own lock (flock locks conflict between two opens in one process)."""
+    run_cli("init", cwd=repo)
+    (repo / ".voyager" / "config.toml").write_text("lock_timeout_seconds = 1\n")
+    env = {"VOYAGER_MEMORY_PATH": str(repo / ".voyager" / "memory.jsonl")}
+    done = run_cli("brain", "action=add", "type=learning", "text=One file", cwd=repo, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "One file" in (repo / ".voyager" / "memory.jsonl").read_text()

@@ -150,12 +150,14 @@ class MemoryStore:
         brain tool takes the lock before reading): two processes adding the same text
         store it once, and an update never drops a field another wrote meanwhile. The
         personal log is locked first, then the project log, in every process."""
-        paths = [self.personal] + ([self.project] if self.project is not None else [])
-        held = list(dict.fromkeys(os.path.realpath(p) for p in paths))  # may be one file
+        held = [self.personal]
+        # VOYAGER_MEMORY_PATH may name the project log itself: one file, one lock.
+        if self.project is not None and not _same_file(self.project, self.personal):
+            held.append(self.project)
         with contextlib.ExitStack() as stack:
             for path in held:
-                stack.enter_context(storage.locked(Path(path), self.lock_timeout))
-            self._held = frozenset(Path(p) for p in held)
+                stack.enter_context(storage.locked(path, self.lock_timeout))
+            self._held = frozenset(held)
             try:
                 yield
             finally:
@@ -206,7 +208,7 @@ class MemoryStore:
         if store == PROJECT:
             lines = [self._to_project(e) for e in lines]
         path = self.path_of(store)
-        held = Path(os.path.realpath(path)) in self._held
+        held = path in self._held or any(_same_file(path, other) for other in self._held)
         log.append(path, lines, self.lock_timeout, held=held)
         return lines
 
@@ -214,6 +216,10 @@ class MemoryStore:
         """The time written in ``created`` and ``updated``: the seed's format."""
         moment = self.clock().astimezone(UTC)
         return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return a == b or os.path.realpath(a) == os.path.realpath(b)
 
 
 def _redact_entry(entry: dict[str, Any]) -> dict[str, Any]:
