@@ -383,20 +383,20 @@ def test_four_cli_processes_times_100_adds_keep_all_400(repo: Path) -> None:
     assert len({e["text"] for e in learnings}) == 400
 
 
-def _at_once(repo: Path, count: int, *args: str) -> list[subprocess.CompletedProcess[str]]:
-    """`count` CLI processes of `voyager-brain brain ARGS...` started together."""
-    command = [sys.executable, "-m", "voyager_brain", "brain", *args]
+def _processes(repo: Path, count: int, *args: str) -> list[subprocess.CompletedProcess[str]]:
+    """`count` `voyager-brain ARGS...` processes started together."""
+    command = [sys.executable, "-m", "voyager_brain", *args]
     procs = [
         subprocess.Popen(
             command, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         for _ in range(count)
     ]
-    done = []
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        done.append(subprocess.CompletedProcess(command, p.returncode, out, err))
-    return done
+    outputs = [p.communicate(timeout=120) for p in procs]
+    return [
+        subprocess.CompletedProcess(command, p.returncode, out, err)
+        for p, (out, err) in zip(procs, outputs, strict=True)
+    ]
 
 
 def test_processes_adding_the_same_text_at_once_store_it_once(repo: Path) -> None:
@@ -404,7 +404,7 @@ def test_processes_adding_the_same_text_at_once_store_it_once(repo: Path) -> Non
     run_cli("init", cwd=repo)
     text = "Staging deploys need a manual approval step"
     for _ in range(3):  # each round a race of its own; unlocked, one round in two lost
-        results = _at_once(repo, 8, "action=add", "type=learning", f"text={text}")
+        results = _processes(repo, 8, "brain", "action=add", "type=learning", f"text={text}")
         assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
     outputs = sorted(r.stdout.split(" ", 1)[0] for r in results)
     assert outputs == ["Duplicate"] * 8
@@ -654,3 +654,39 @@ def test_one_file_for_both_logs_is_locked_once(repo: Path) -> None:
     done = run_cli("brain", "action=add", "type=learning", "text=One file", cwd=repo, env=env)
     assert done.returncode == 0, done.stderr
     assert "One file" in (repo / ".voyager" / "memory.jsonl").read_text()
+
+
+def test_migrations_run_at_once_bring_the_folder_in_once(
+    repo: Path, isolated_env: Path, tmp_path: Path
+) -> None:
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "memory.jsonl").write_text(
+        "".join(f'{{"text":"Legacy fact {chr(97 + n)}"}}\n' for n in range(20))
+    )
+    brain_tool("list", cwd=str(repo))  # the personal log exists: the race is on the marker
+    results = _processes(repo, 4, "memory", "migrate", str(legacy))
+    assert sorted(r.returncode for r in results) == [0, 2, 2, 2]
+    text = (isolated_env / "memory.jsonl").read_text()
+    assert all(text.count(f'"Legacy fact {chr(97 + n)}"') == 1 for n in range(20))
+
+
+def test_imports_run_at_once_bring_each_line_in_once(
+    repo: Path, isolated_env: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "brain.jsonl"
+    lines = [
+        {
+            "id": f"{n:08x}",
+            "type": "learning",
+            "text": f"Imported {chr(97 + n)}",
+            "created": "2026-01-01T00:00:00.000Z",
+        }
+        for n in range(20)
+    ]
+    source.write_bytes(b"".join(log.encode(line) for line in lines))
+    brain_tool("list", cwd=str(repo))
+    results = _processes(repo, 4, "import", "rho", str(source), "--json")
+    assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
+    assert sum(json.loads(r.stdout)["imported"] for r in results) == 20
+    assert len(log.read(isolated_env / "memory.jsonl")[0]) == 20 + len(default_entries(T0))

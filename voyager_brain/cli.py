@@ -459,12 +459,13 @@ def import_rho(ctx: click.Context, path: Path, as_json: bool) -> None:
 
     entries, health = log.read(path)
     store = MemoryStore(_start(ctx))
-    have = {log.encode(e) for e in log.read(store.personal)[0]}
-    fresh = [e for e in entries if log.encode(e) not in have]
-    for n, entry in enumerate(fresh):
-        log.validate(entry, f"{path}: entry {n + 1}")
-    if fresh:
-        store.write(fresh, PERSONAL)
+    with store.exclusive():  # what is already there is read and added to under the lock
+        have = {log.encode(e) for e in log.read(store.personal)[0]}
+        fresh = [e for e in entries if log.encode(e) not in have]
+        for n, entry in enumerate(fresh):
+            log.validate(entry, f"{path}: entry {n + 1}")
+        if fresh:
+            store.write(fresh, PERSONAL)
     report = {
         "imported": len(fresh),
         "already_present": len(entries) - len(fresh),

@@ -51,6 +51,13 @@ def migrate(store: MemoryStore, folder: Path) -> MigrationReport:
     present = [name for name in LEGACY_FILES if (folder / name).is_file()]
     if not present:
         raise EntryError(f"{folder}: none of {', '.join(LEGACY_FILES)} found")
+    # The marker is checked and written under the logs' locks: two runs at once would
+    # both find it missing and bring everything in twice.
+    with store.exclusive():
+        return _migrate(store, folder, present)
+
+
+def _migrate(store: MemoryStore, folder: Path, present: list[str]) -> MigrationReport:
     marker_id = log.deterministic_id("meta", MARKER_KEY)
     if marker_id in store.snapshot().state.entries:
         raise EntryError(
