@@ -208,7 +208,7 @@ class MemoryStore:
         if store == PROJECT:
             lines = [self._to_project(e) for e in lines]
         path = self.path_of(store)
-        held = path in self._held or any(_same_file(path, other) for other in self._held)
+        held = any(_same_file(path, other) for other in self._held)
         log.append(path, lines, self.lock_timeout, held=held)
         return lines
 

@@ -202,16 +202,15 @@ def _keyed_id(
     sha256 of the key. A context path bound for the project log counts relative to the
     repository top, as it is stored, so that every clone computes the same id."""
     type_, value = str(entry["type"]), entry[key_field]
-    wanted = value
+    stored = wanted = value
     if target == PROJECT and key_field == log.PATH_FIELDS.get(type_) and store.top:
+        stored = store.project_path(value)  # as the project log keeps it
         # Live project entries hold their paths resolved against this clone's top.
-        wanted = os.path.normpath(os.path.join(store.top, store.project_path(value)))
+        wanted = os.path.normpath(os.path.join(store.top, stored))
     for live in snapshot.state.live(type_):
         if live.get(key_field) in (value, wanted):
             return str(live["id"])
-    if target == PROJECT and key_field == log.PATH_FIELDS.get(type_):
-        value = store.project_path(value)
-    return log.deterministic_id(type_, value)
+    return log.deterministic_id(type_, stored)
 
 
 # -- update / remove ------------------------------------------------------------------
