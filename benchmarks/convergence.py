@@ -31,9 +31,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from voyager_brain import BrainEntry, BrainManager, Config
-from voyager_brain.brainfile import parse
 from voyager_brain.memory import log as memory_log
 from voyager_brain.memory.tool import brain_tool
+from voyager_brain.session.brainfile import parse
 
 BRAIN_FILES = (".voyager/brain.md", ".voyager/brain.json", ".voyager/memory.jsonl")
 # Small, so that compaction really folds entries away in a short simulation.

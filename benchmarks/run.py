@@ -80,14 +80,16 @@ if str(ROOT) not in sys.path:
 from markdown_it import MarkdownIt  # noqa: E402
 
 import voyager_brain  # noqa: E402
-from voyager_brain import BrainEntry, BrainManager, brainfile, state, storage  # noqa: E402
-from voyager_brain.brainfile import BrainDocument, render_sections  # noqa: E402
+from voyager_brain import BrainEntry, BrainManager, storage  # noqa: E402
+from voyager_brain.git.merge import merge_file  # noqa: E402
 from voyager_brain.memory import log as memory_log  # noqa: E402
 from voyager_brain.memory.store import MemoryStore  # noqa: E402
-from voyager_brain.merge import merge_file  # noqa: E402
 from voyager_brain.paths import voyager_home  # noqa: E402
 from voyager_brain.render import Templates  # noqa: E402
-from voyager_brain.session import ensure_layout  # noqa: E402
+from voyager_brain.session import brainfile  # noqa: E402
+from voyager_brain.session.brainfile import BrainDocument, render_sections  # noqa: E402
+from voyager_brain.session.manager import ensure_layout  # noqa: E402
+from voyager_brain.state import brainjson as state  # noqa: E402
 
 SEED = 20260321
 T0 = datetime(2026, 3, 21, tzinfo=UTC)
@@ -1202,7 +1204,8 @@ PARSE_VERSIONS = """\
 import sys
 from pathlib import Path
 from typing import Any
-from voyager_brain import brainfile, state
+from voyager_brain.session import brainfile
+from voyager_brain.state import brainjson as state
 from voyager_brain.memory import log
 kind, *paths = sys.argv[1:]
 for path in map(Path, paths):

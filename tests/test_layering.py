@@ -1,73 +1,260 @@
-"""Dependencies point one way, and heavy libraries stay off the hook path."""
+"""Dependencies point one way (docs/architecture.md), and heavy libraries stay off the
+hook path. The rules are checked on the source with `ast`, so an import inside a function
+or under ``if TYPE_CHECKING:`` counts as much as one at the top of a file."""
 
 from __future__ import annotations
 
 import ast
 import json
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 
-# A module may import only modules of a lower layer (or its own). A subpackage
-# (memory/) is one module here: its files may import each other and lower layers.
-LAYERS = [
-    {"errors", "paths", "value", "worktree"},
-    {"model", "storage", "redact", "repo", "render", "config"},
-    {"brainfile", "summarizer", "state", "providers", "memory", "context_cache", "gitsetup"},
-    {"compaction", "context", "merge", "changes"},
-    {"session", "audit", "autocommit"},
-    {"doctor", "demo", "show", "hooks", "__init__", "blame"},
-    {"cli", "__main__"},
+#: Bottom to top. A unit is a top-level module or a whole subpackage; a unit may import
+#: itself and the units of lower layers, nothing else. docs/architecture.md shows the same.
+LAYERS: list[set[str]] = [
+    # shared plumbing
+    {"errors", "paths", "value", "worktree", "timestamps"},
+    {"storage", "redact", "repo", "render", "config"},
+    {"providers"},
+    # the systems
+    {"state", "memory"},
+    {"context"},
+    {"session"},
+    {"git"},
+    # what uses every system: the public names, the health check, the demo
+    {"__init__", "doctor", "demo"},
+    # the ways in
+    {"integrations"},
+    {"cli"},
+    {"__main__"},
 ]
 
+#: Third-party libraries that cost a hook real time, and the only modules that may import
+#: them: inside the function that needs them, never at the top of the module, but in the
+#: command line (`__main__` serves the hooks and the merge driver without loading it).
+HEAVY = {
+    "click": {"cli"},
+    "jinja2": {"render"},
+    "git": {"git.audit"},
+    "markdown_it": {"session.brainfile", "session.summarizer"},
+    "frontmatter": {"session.brainfile"},
+    "yaml": {"session.brainfile"},
+    "rich": set(),
+    "mcp": set(),
+}
 
-def layer_of(module: str) -> int:
-    return next(i for i, layer in enumerate(LAYERS) if module in layer)
+
+def module_name(package: Path, path: Path) -> str:
+    """`session/manager.py` -> ``session.manager``; `cli/__init__.py` -> ``cli``."""
+    parts = list(path.relative_to(package).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
 
 
-def module_of(path: Path) -> str:
-    """The layering name of a source file: its stem, or its subpackage."""
-    relative = path.relative_to(PACKAGE)
-    return relative.parts[0] if len(relative.parts) > 1 else path.stem
+def unit_of(module: str) -> str:
+    return module.split(".")[0]
 
 
-def package_imports(path: Path) -> set[str]:
-    """The voyager_brain modules `path` imports (relative imports, resolved)."""
-    depth = len(path.relative_to(PACKAGE).parts) - 1  # 0 for top-level modules
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if not isinstance(node, ast.ImportFrom) or node.level == 0:
-            continue
-        if node.level - 1 < depth:  # inside its own subpackage
-            continue
-        if node.module:
-            found.add(node.module.split(".")[0])
-        else:
-            found.update(alias.name for alias in node.names if alias.name != "__version__")
+def layer_of(unit: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if unit in layer)
+
+
+def _type_checking_block(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+    )
+
+
+def imports(package: Path, path: Path, *, module_scope_only: bool = False) -> set[str]:
+    """The voyager_brain modules `path` imports, as dotted names below the package
+    (``""`` is the package itself). `module_scope_only`: only the imports that run when
+    the module is imported (not in functions, not for type checkers)."""
+    here = module_name(package, path)
+    is_package = path.name == "__init__.py"
+    own_package = here.split(".") if is_package and here != "__init__" else here.split(".")[:-1]
+    tree = ast.parse(path.read_text())
+    candidates = list(_run_at_import(tree) if module_scope_only else ast.walk(tree))
+    found: set[str] = set()
+    known = {module_name(package, p) for p in package.rglob("*.py")}
+    for node in candidates:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("voyager_brain."):
+                    found.add(alias.name.removeprefix("voyager_brain."))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                if node.module is None or not node.module.startswith("voyager_brain"):
+                    continue
+                base = node.module.removeprefix("voyager_brain").lstrip(".").split(".")
+                base = [b for b in base if b]
+            else:
+                base = own_package[: len(own_package) - (node.level - 1)]
+                base += node.module.split(".") if node.module else []
+            for alias in node.names:
+                target = ".".join([*base, alias.name])
+                if target in known:  # a module imported by name: `from . import storage`
+                    found.add(target)
+                else:
+                    found.add(".".join(base) or "__init__")
     return found
 
 
-def sources() -> list[Path]:
-    return sorted(PACKAGE.rglob("*.py"))
+def _run_at_import(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes run when a module is imported: not function bodies, not the blocks
+    only type checkers read."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if _type_checking_block(child):
+            continue
+        yield child
+        yield from _run_at_import(child)
+
+
+def violations(package: Path) -> list[str]:
+    """Every import that points up or sideways between layers, as one line each."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        here = unit_of(module_name(package, path))
+        for target in sorted(imports(package, path)):
+            there = unit_of(target)
+            if there != here and layer_of(there) >= layer_of(here):
+                found.append(f"{path.relative_to(package)} ({here}) imports {target} ({there})")
+    return found
+
+
+def cycles(package: Path) -> list[list[str]]:
+    """Import cycles between modules, counting the imports that run at import time."""
+    graph = {
+        module_name(package, p): imports(package, p, module_scope_only=True)
+        for p in package.rglob("*.py")
+    }
+    found, done, stack = [], set(), []
+
+    def visit(module: str) -> None:
+        if module in stack:
+            found.append([*stack[stack.index(module) :], module])
+            return
+        if module in done:
+            return
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            visit(target)
+        stack.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module)
+    return found
+
+
+def heavy_imports(package: Path) -> list[str]:
+    """Every import of a `HEAVY` library by a module not allowed it, or at module scope."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        here = module_name(package, path)
+        tree = ast.parse(path.read_text())
+        top_level = {id(n) for n in tree.body}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                lib = name.split(".")[0]
+                if lib not in HEAVY:
+                    continue
+                if here not in HEAVY[lib] and unit_of(here) not in HEAVY[lib]:
+                    found.append(f"{here} imports {lib}")
+                elif id(node) in top_level and unit_of(here) != "cli":
+                    found.append(f"{here} imports {lib} at module scope")
+    return found
+
+
+# -- the rules hold -------------------------------------------------------------------
 
 
 def test_every_module_has_a_layer() -> None:
-    assert {module_of(p) for p in sources()} == set().union(*LAYERS)
+    units = {unit_of(module_name(PACKAGE, p)) for p in PACKAGE.rglob("*.py")}
+    assert units == set().union(*LAYERS)
 
 
 def test_imports_point_down_the_layers() -> None:
-    for path in sources():
-        here = module_of(path)
-        for target in package_imports(path):
-            assert layer_of(target) <= layer_of(here), f"{path.name} ({here}) imports {target}"
+    assert violations(PACKAGE) == []
 
 
-def test_only_cli_imports_click() -> None:
-    for path in sources():
-        if path.stem != "cli":
-            assert "import click" not in path.read_text(), path.name
+def test_no_import_cycles() -> None:
+    assert cycles(PACKAGE) == []
+
+
+def test_heavy_libraries_are_imported_only_where_they_are_used() -> None:
+    assert heavy_imports(PACKAGE) == []
+
+
+# -- the checks catch what they are for -------------------------------------------------
+
+
+def planted(tmp_path: Path, file: str, line: str) -> Path:
+    """A copy of the package with `line` added at the end of `file`."""
+    copy = tmp_path / "voyager_brain"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / file).open("a") as f:
+        f.write(f"\n{line}\n")
+    return copy
+
+
+def test_an_upward_import_is_reported(tmp_path: Path) -> None:
+    copy = planted(tmp_path, "session/model.py", "from ..cli import main")
+    assert violations(copy) == ["session/model.py (session) imports cli (cli)"]
+
+
+def test_a_lazy_or_type_only_import_counts_too(tmp_path: Path) -> None:
+    copy = planted(
+        tmp_path,
+        "storage.py",
+        "if TYPE_CHECKING:\n    from .session import manager\n"
+        "def f():\n    from .integrations.claude import run",
+    )
+    assert violations(copy) == [
+        "storage.py (storage) imports integrations.claude (integrations)",
+        "storage.py (storage) imports session.manager (session)",
+    ]
+
+
+def test_a_sideways_import_between_systems_is_reported(tmp_path: Path) -> None:
+    copy = planted(tmp_path, "memory/store.py", "from ..state import brainjson")
+    assert violations(copy) == ["memory/store.py (memory) imports state.brainjson (state)"]
+
+
+def test_an_absolute_import_is_read_as_well(tmp_path: Path) -> None:
+    copy = planted(tmp_path, "errors.py", "import voyager_brain.git.merge")
+    assert violations(copy) == ["errors.py (errors) imports git.merge (git)"]
+
+
+def test_a_cycle_inside_a_package_is_reported(tmp_path: Path) -> None:
+    copy = planted(tmp_path, "memory/log.py", "from . import view")
+    assert cycles(copy)
+    assert any(c[0] == "memory.log" or "memory.log" in c for c in cycles(copy))
+
+
+def test_a_heavy_import_at_module_scope_is_reported(tmp_path: Path) -> None:
+    copy = planted(tmp_path, "session/manager.py", "import jinja2")
+    assert heavy_imports(copy) == ["session.manager imports jinja2"]
+    copy = planted(tmp_path / "again", "render.py", "import jinja2")
+    assert heavy_imports(copy) == ["render imports jinja2 at module scope"]
+
+
+# -- what the hook paths import ---------------------------------------------------------
 
 
 def test_loading_a_brain_imports_no_heavy_library(repo: Path) -> None:
@@ -94,7 +281,7 @@ def test_a_cold_session_start_imports_only_what_it_needs(repo: Path) -> None:
     ms), `tomllib` (the config.toml that init writes is read without it) and `copy`."""
     from voyager_brain import BrainEntry, BrainManager
     from voyager_brain.memory.tool import brain_tool
-    from voyager_brain.session import ensure_layout
+    from voyager_brain.session.manager import ensure_layout
 
     ensure_layout(repo / ".voyager")
     bm = BrainManager(repo)

@@ -68,7 +68,7 @@ def test_persisting_without_overrides_does_not_import_jinja(repo: Path) -> None:
 
 
 _maybe = st.one_of(st.just(""), _text)
-# The values each context template is given (see voyager_brain/context.py).
+# The values each context template is given (see voyager_brain/context/build.py).
 _CONTEXT_VALUES = {
     "context/header.md.j2": st.fixed_dictionaries(
         {"project": st.one_of(st.none(), _text), "date": _text}

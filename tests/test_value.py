@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from voyager_brain.brainfile import BrainDocument
 from voyager_brain.config import Config
 from voyager_brain.errors import InvalidEntryError
-from voyager_brain.model import BrainEntry
-from voyager_brain.state import Change
+from voyager_brain.session.brainfile import BrainDocument
+from voyager_brain.session.model import BrainEntry
+from voyager_brain.state.brainjson import Change
 
 T = datetime(2026, 3, 21, 14, 30, tzinfo=UTC)
 

@@ -37,29 +37,29 @@ if TYPE_CHECKING:
         StateError,
         TemplateError,
     )
-    from .model import ENTRY_TYPES, BrainEntry, BrainState, BrainStatus, CompactionReport
-    from .session import BrainManager
-    from .state import ProjectState
+    from .session.manager import BrainManager
+    from .session.model import ENTRY_TYPES, BrainEntry, BrainState, BrainStatus, CompactionReport
+    from .state.brainjson import ProjectState
 
 
 __version__ = "0.1.0"
 
 #: Where each public name lives.
 _MODULES = {
-    "ENTRY_TYPES": "model",
-    "BrainEntry": "model",
+    "ENTRY_TYPES": "session.model",
+    "BrainEntry": "session.model",
     "BrainError": "errors",
-    "BrainManager": "session",
-    "BrainState": "model",
-    "BrainStatus": "model",
-    "CompactionReport": "model",
+    "BrainManager": "session.manager",
+    "BrainState": "session.model",
+    "BrainStatus": "session.model",
+    "CompactionReport": "session.model",
     "Config": "config",
     "ConfigError": "errors",
     "CorruptFileError": "errors",
     "InvalidEntryError": "errors",
     "LockTimeoutError": "errors",
     "NotInRepositoryError": "errors",
-    "ProjectState": "state",
+    "ProjectState": "state.brainjson",
     "StateError": "errors",
     "TemplateError": "errors",
 }

@@ -26,14 +26,14 @@ def main() -> None:
         gc.disable()
     if len(argv) == 3 and argv[:2] == ["hook", "claude"] and not argv[2].startswith("-"):
         if argv[2] == "session-start":
-            from .hooks.cached import cached_session_start
+            from .integrations.cached import cached_session_start
 
             text = sys.stdin.read()
             hit = cached_session_start(text)
             if hit is not None:
                 sys.stdout.write(hit)
                 raise SystemExit(0)
-        from .hooks import claude
+        from .integrations import claude
 
         if argv[2] != "session-start":
             raise SystemExit(claude.run(argv[2]))
@@ -51,7 +51,7 @@ def main() -> None:
             _done_then_save(cache, 0)
         cache.flush_saves()
     if len(argv) == 5 and argv[0] == "merge-driver" and not argv[1].startswith("-"):
-        from .merge import run_driver
+        from .git.merge import run_driver
 
         raise SystemExit(run_driver(argv[1:]))
     from .cli import main as cli_main
@@ -78,14 +78,14 @@ def _plain_context() -> str | None:
     the command again and reports it."""
     import os
 
-    from . import context_cache
+    from .context import cache as context_cache
 
     cwd = os.getcwd()
     text = context_cache.lookup(cwd, None)
     if text is not None:
         return text
     from .errors import BrainError
-    from .session import BrainManager
+    from .session.manager import BrainManager
 
     try:
         bm = BrainManager(cwd)

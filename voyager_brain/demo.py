@@ -15,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from . import repo
-from .model import BrainEntry
-from .session import BrainManager, ensure_layout
-from .state import diff
+from .session.manager import BrainManager, ensure_layout
+from .session.model import BrainEntry
+from .state.brainjson import diff
 
 Echo = Callable[[str], None]
 

@@ -13,12 +13,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import brainfile, gitsetup, storage
+from . import storage
 from .config import load_config
 from .errors import BrainError, ConfigError, CorruptFileError
-from .model import BrainEntry
+from .git import setup as gitsetup
 from .render import Templates
-from .session import BrainManager, Clock, ensure_layout, utc_now
+from .session import brainfile
+from .session.manager import BrainManager, Clock, ensure_layout, utc_now
+from .session.model import BrainEntry
 
 #: Temporary files younger than this may belong to a writer that is still running.
 STALE_TMP_SECONDS = 60
@@ -134,7 +136,7 @@ def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
 
 
 def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
-    from . import state
+    from .state import brainjson as state
 
     path = top / ".voyager" / "brain.json"
     data = storage.read_bytes(path)

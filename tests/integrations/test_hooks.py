@@ -1,0 +1,229 @@
+"""Claude Code hooks through real processes, with recorded payloads, and the installer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git, run_cli
+
+from voyager_brain import BrainEntry, BrainManager
+from voyager_brain.memory.tool import brain_tool
+from voyager_brain.session.brainfile import parse
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude"
+
+
+def payload(event: str, cwd: Path) -> str:
+    text = (FIXTURES / f"{event}.json").read_text()
+    return text.replace("CWD", str(cwd)).replace("TRANSCRIPT", str(FIXTURES / "transcript.jsonl"))
+
+
+def hook(event: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "claude", event],
+        input=payload(event, cwd) if stdin is None else stdin,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def entries(repo: Path) -> tuple[BrainEntry, ...]:
+    path = repo / ".voyager" / "brain.md"
+    return parse(path.read_bytes(), path).entries
+
+
+def test_session_start_prints_the_context_as_additional_context(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    brain_tool("add", cwd=str(repo), type="learning", text="CI must use Node 22")
+    result = hook("session-start", repo)
+    assert result.returncode == 0 and result.stderr == ""
+    output = json.loads(result.stdout)
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = output["hookSpecificOutput"]["additionalContext"]
+    # The same document as `voyager-brain context` (apart from the time in its first line).
+    assert context.split("\n", 1)[1] == BrainManager(repo).context().split("\n", 1)[1]
+    assert "- CI must use Node 22" in context
+
+
+def test_stop_records_a_loop_status_per_turn(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    (repo / "app.py").write_text("print('hi')\n")
+    assert hook("stop", repo).returncode == 0
+    assert hook("stop", repo).returncode == 0
+    statuses = [e for e in entries(repo) if e.type == "loop_status"]
+    assert [e.content.splitlines()[0] for e in statuses] == ["Turn: 1", "Turn: 2"]
+    content = statuses[-1].content
+    assert "Session: 9b1c2f7e-4d3a-4e55-9a61-0c8f2d7b1a10" in content
+    assert "Files changed: app.py" in content
+    assert "Last reply: CI pins Node 18 but the code needs Node 22" in content
+    assert statuses[-1].source == "claude-code"
+    # The turn counter is local: it lives in cache/, which git ignores.
+    assert ".voyager/cache" not in git(repo, "status", "--porcelain", "--untracked-files=all")
+
+
+def test_stop_does_not_auto_compact(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    (repo / ".voyager" / "config.toml").write_text("compact_budget_tokens = 60\n")
+    for _ in range(4):
+        hook("stop", repo)
+    assert len([e for e in entries(repo) if e.type == "loop_status"]) == 4
+
+
+def test_pre_compact_compacts(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    for _ in range(3):
+        hook("stop", repo)
+    assert hook("pre-compact", repo).returncode == 0
+    assert len([e for e in entries(repo) if e.type == "loop_status"]) == 1
+
+
+def test_session_end_counts_the_session_once(repo: Path) -> None:
+    run_cli("init", cwd=repo)
+    hook("stop", repo)
+    assert hook("session-end", repo).returncode == 0
+    assert hook("session-end", repo).returncode == 0
+    state = json.loads((repo / ".voyager" / "brain.json").read_text())
+    assert state["sessionCount"] == 1
+    other = payload("session-end", repo).replace("9b1c2f7e", "00000000")
+    hook("session-end", repo, stdin=other)
+    assert json.loads((repo / ".voyager" / "brain.json").read_text())["sessionCount"] == 2
+
+
+def test_a_hook_never_breaks_the_agent(repo: Path, tmp_path: Path) -> None:
+    cases = [
+        ("stop", repo, "not json"),
+        ("stop", repo, "[1, 2]"),
+        ("session-start", tmp_path / "nowhere", None),
+        ("stop", tmp_path, None),  # outside any repository
+    ]
+    (repo / ".voyager").mkdir()
+    (repo / ".voyager" / "brain.md").write_bytes(b"\xff\xfe")  # unreadable brain
+    cases.append(("session-start", repo, None))
+    for event, cwd, stdin in cases:
+        cwd.mkdir(exist_ok=True)
+        result = hook(event, cwd, stdin)
+        assert result.returncode == 0, (event, cwd, stdin)
+        assert "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) <= 1
+    assert (repo / ".voyager" / "brain.md").read_bytes() == b"\xff\xfe"
+
+
+@pytest.mark.parametrize("event", ["session-start", "stop", "pre-compact", "session-end"])
+def test_no_hook_imports_click_gitpython_jinja_or_markdown_it(repo: Path, event: str) -> None:
+    """Each hook's full path (no cache to serve a session start): git is a plain
+    subprocess, the context templates have plain-Python renderings."""
+    run_cli("init", cwd=repo)
+    run_cli("add", "observation", "Something to compact and show", cwd=repo)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "voyager_brain", "hook", "claude", event],
+        input=payload(event, repo),
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()}
+    assert "voyager_brain.integrations.claude" in imported
+    assert not {"click", "jinja2", "markdown_it", "git", "mcp", "rich"} & imported
+
+
+def test_install_claude_merges_and_is_idempotent(repo: Path) -> None:
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mine = {"type": "command", "command": "./my-own-hook.sh"}
+    settings.write_text(json.dumps({"model": "opus", "hooks": {"Stop": [{"hooks": [mine]}]}}))
+    first = run_cli("install", "claude", cwd=repo)
+    assert first.returncode == 0 and "installed in" in first.stdout
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus"
+    assert data["hooks"]["Stop"][0] == {"hooks": [mine]}
+    commands = [
+        h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]
+    ]
+    for event in ("session-start", "stop", "pre-compact", "session-end"):
+        assert commands.count(f"voyager-brain hook claude {event}") == 1
+    before = settings.read_bytes()
+    assert "already has" in run_cli("install", "claude", cwd=repo).stdout
+    assert settings.read_bytes() == before
+    run_cli("install", "claude", "--uninstall", cwd=repo)
+    assert json.loads(settings.read_text()) == {
+        "model": "opus",
+        "hooks": {"Stop": [{"hooks": [mine]}]},
+    }
+
+
+def test_install_claude_user_writes_the_home_settings(repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    result = run_cli("install", "claude", "--user", cwd=repo, env={"HOME": str(home)})
+    assert result.returncode == 0, result.stderr
+    assert "SessionStart" in json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
+    assert not (repo / ".claude").exists()
+
+
+def test_install_refuses_a_settings_file_it_cannot_read(repo: Path) -> None:
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{broken")
+    result = run_cli("install", "claude", cwd=repo)
+    assert result.returncode == 2 and "settings.json:1: not valid JSON" in result.stderr
+    assert settings.read_text() == "{broken"
+
+
+def test_hooks_pass_the_environment_through(repo: Path) -> None:
+    # The hook reads VOYAGER_HOME like every command (the agent's environment).
+    run_cli("init", cwd=repo)
+    assert os.environ["VOYAGER_HOME"]
+    hook("session-start", repo)
+    assert (Path(os.environ["VOYAGER_HOME"]) / "memory.jsonl").exists()
+
+
+def test_session_start_decays_stale_learnings_once_a_day(repo: Path, isolated_env: Path) -> None:
+    from datetime import UTC, datetime
+
+    run_cli("init", cwd=repo)
+    old = lambda: datetime(2020, 1, 1, tzinfo=UTC)  # noqa: E731
+    brain_tool(
+        "add",
+        cwd=str(repo),
+        clock=old,
+        type="learning",
+        text="Ancient fact",
+        source="auto",
+        store="personal",
+    )
+    hook("session-start", repo)
+    texts = [e.get("text") for e in brain_tool("list", cwd=str(repo), type="learning")["entries"]]
+    assert texts == []
+    stamp = isolated_env / "cache" / "last-decay"
+    assert stamp.read_text() == datetime.now(UTC).date().isoformat()
+    # Later the same day: no second decay (a learning added old stays until tomorrow).
+    brain_tool(
+        "add",
+        cwd=str(repo),
+        clock=old,
+        type="learning",
+        text="Another old fact",
+        source="auto",
+        store="personal",
+    )
+    hook("session-start", repo)
+    texts = [e.get("text") for e in brain_tool("list", cwd=str(repo), type="learning")["entries"]]
+    assert texts == ["Another old fact"]
+
+
+def test_install_claude_adds_only_the_settings_file_to_the_repository(repo: Path) -> None:
+    """The install's lock is kept in the personal folder: beside settings.json it would
+    be one more untracked file in the user's repository."""
+    result = run_cli("install", "claude", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    status = git(repo, "status", "--porcelain", "--untracked-files=all")
+    assert status.splitlines() == ["?? .claude/settings.json"]
