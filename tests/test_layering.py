@@ -41,7 +41,7 @@ HEAVY = {
     "click": {"cli"},
     "jinja2": {"render"},
     "git": {"git.audit"},
-    "markdown_it": {"session.brainfile", "session.summarizer"},
+    "markdown_it": {"session.brainfile", "session.escaping", "session.summarizer"},
     "frontmatter": {"session.brainfile"},
     "yaml": {"session.brainfile"},
     "rich": set(),

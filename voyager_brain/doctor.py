@@ -137,6 +137,7 @@ def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
 
 def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     from .state import brainjson as state
+    from .state.validate import validate
 
     path = top / ".voyager" / "brain.json"
     data = storage.read_bytes(path)
@@ -148,7 +149,7 @@ def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     except CorruptFileError as exc:
         yield _unreadable(top, path, exc, repair, clock)
         return
-    unknown = state.validate(document, "brain.json")
+    unknown = validate(document, "brain.json")
     yield Finding(
         "ok",
         f"brain.json reads cleanly: {len(document['decisions'])} decisions, "

@@ -472,7 +472,7 @@ def test_session_entries_come_newest_first_a_decision_first_then_file_order(
     """Whether the block takes a few entries (the budget's limit) or all of them
     (--explain), the order is: newer first, at the same second a decision first, then
     the one earlier in the file."""
-    from voyager_brain.context.build import Lines, _session
+    from voyager_brain.context.candidates import Lines, session
     from voyager_brain.render import Templates
 
     t = lambda s: datetime(2026, 3, 1, 10, 0, s, tzinfo=UTC)  # noqa: E731
@@ -483,7 +483,7 @@ def test_session_entries_come_newest_first_a_decision_first_then_file_order(
     )
     line = Lines(Templates())
     for cap in (limit, None):
-        items, total = _session(entries, cap, line)
+        items, total = session(entries, cap, line)
         shown = [int(item.text.rsplit("entry ", 1)[1]) for item in items]
         assert total == len(entries)
         assert shown == expected[: len(shown)]

@@ -27,6 +27,7 @@ from voyager_brain.session.compaction import SUMMARY_SOURCE, compact_entries
 from voyager_brain.session.model import BrainEntry
 from voyager_brain.session.summarizer import ExtractiveSummarizer
 from voyager_brain.state import brainjson as state
+from voyager_brain.state.validate import validate
 from voyager_brain.timestamps import format_timestamp
 
 T0 = datetime(2026, 3, 21, 14, 30, tzinfo=UTC)
@@ -514,7 +515,7 @@ def test_property_state_merge(
 ) -> None:
     base, ours, theirs = history
     result = merged_state(base, ours, theirs)  # same bytes both ways; loads validates
-    assert set(state.validate(result, "merged")) <= {"extra"}
+    assert set(validate(result, "merged")) <= {"extra"}
 
     # Nothing lost, no deletion undone: for every union and upsert field, the result holds
     # exactly both sides' items minus those either side removed from the base.

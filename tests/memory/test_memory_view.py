@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voyager_brain.context.build import Grouped
+from voyager_brain.context.candidates import Grouped
 from voyager_brain.memory import log
 from voyager_brain.memory.rank import decay_candidates
 from voyager_brain.memory.view import MemoryView

@@ -14,7 +14,6 @@ from voyager_brain import CorruptFileError, TemplateError
 from voyager_brain.errors import InvalidEntryError
 from voyager_brain.render import Templates
 from voyager_brain.session.brainfile import (
-    FENCE_MARKER,
     BrainDocument,
     SectionMemo,
     heading_lines,
@@ -23,6 +22,7 @@ from voyager_brain.session.brainfile import (
     render,
     sections,
 )
+from voyager_brain.session.escaping import FENCE_MARKER
 from voyager_brain.session.model import ENTRY_TYPES, BrainEntry
 
 T0 = datetime(2026, 3, 21, 14, 30, tzinfo=UTC)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from voyager_brain import BrainEntry, BrainManager, CorruptFileError, StateError
 from voyager_brain.state import brainjson as state
 from voyager_brain.state.brainjson import MERGE_RULES, Change, Strategy
+from voyager_brain.state.validate import SEVERITIES, validate
 
 NOW = datetime(2026, 3, 21, 14, 30, tzinfo=UTC)
 STAMP = "2026-03-21T14:30:00Z"
@@ -415,7 +416,7 @@ def test_unknown_fields_are_kept_and_reported_by_validate() -> None:
         "decisions": [{"what": "Use Zod for validation", "owner": "sam"}],
         "activeState": {"sprint": 7},
     }
-    assert state.validate(update) == [
+    assert validate(update) == [
         "team",
         "facts.license",
         "decisions[0].owner",
@@ -428,7 +429,7 @@ def test_unknown_fields_are_kept_and_reported_by_validate() -> None:
     assert result["facts"]["license"] == "MIT"
     assert result["decisions"][-1] == {"what": "Use Zod for validation", "owner": "sam"}
     assert result["activeState"]["sprint"] == 7
-    assert state.validate(result, "brain.json") == [
+    assert validate(result, "brain.json") == [
         "facts.license",
         "decisions[1].owner",
         "activeState.sprint",
@@ -606,7 +607,7 @@ SEVERITY = "one of low, medium, high, critical"
 )
 def test_bad_update_raises_state_error_with_one_line(update: Any, message: str) -> None:
     with pytest.raises(StateError) as info:
-        state.validate(update, "update")
+        validate(update, "update")
     assert str(info.value) == message
     assert "\n" not in str(info.value)
     assert isinstance(info.value, ValueError)
@@ -614,7 +615,7 @@ def test_bad_update_raises_state_error_with_one_line(update: Any, message: str) 
 
 def test_validate_names_where_the_data_came_from() -> None:
     with pytest.raises(StateError, match=r"^brain\.json: sessionCount: "):
-        state.validate({"sessionCount": -1}, "brain.json")
+        validate({"sessionCount": -1}, "brain.json")
 
 
 @pytest.mark.parametrize(
@@ -625,7 +626,7 @@ def test_validate_names_where_the_data_came_from() -> None:
         {"decisions": [{"what": "x", "when": "2026-02-15", "reversible": False}]},
         {"decisions": [{"what": "x", "when": "2026-02-15T10:20:30Z"}]},
         {"decisions": [{"what": "x", "when": None, "reversible": None, "why": None}]},
-        {"knownIssues": [{"issue": "x", "severity": s} for s in state.SEVERITIES]},
+        {"knownIssues": [{"issue": "x", "severity": s} for s in SEVERITIES]},
         {"keyFiles": [{"path": "src/index.ts"}]},
         {"lastUpdated": "2026-02-15T10:20:30.123Z"},
         {"sessionCount": 0},
@@ -634,7 +635,7 @@ def test_validate_names_where_the_data_came_from() -> None:
     ],
 )
 def test_valid_updates_pass_with_no_unknown_fields(update: dict[str, Any]) -> None:
-    assert state.validate(update) == []
+    assert validate(update) == []
 
 
 # -- reading the file ---------------------------------------------------------------------
@@ -789,7 +790,7 @@ def test_empty_state_has_every_seed_field() -> None:
         STAMP,
         0,
     )
-    assert state.validate(empty, "brain.json") == []
+    assert validate(empty, "brain.json") == []
 
 
 def test_project_state_gives_typed_shortcuts() -> None:
@@ -930,7 +931,7 @@ key_file_items = st.fixed_dictionaries(
 )
 known_issue_items = st.fixed_dictionaries(
     {"issue": keys},
-    optional={"workaround": words, "severity": st.sampled_from(state.SEVERITIES)},
+    optional={"workaround": words, "severity": st.sampled_from(SEVERITIES)},
 )
 updates = st.fixed_dictionaries(
     {},
@@ -979,7 +980,7 @@ LATER = NOW + timedelta(hours=1)
 @settings(max_examples=200)
 @given(updates)
 def test_generated_updates_are_valid(update: dict[str, Any]) -> None:
-    unknown = state.validate(update)
+    unknown = validate(update)
     assert all(
         path.split(".")[-1].split("[")[0] in ("extra", "notes", "license", "sprint")
         for path in unknown
@@ -1027,7 +1028,7 @@ def test_the_result_always_validates_and_is_ordered(
     base: dict[str, Any], update: dict[str, Any]
 ) -> None:
     result = state.merge(base, update, now=NOW, new_session=True)
-    state.validate(result, "x")
+    validate(result, "x")
     again = state.ordered(result)
     assert again == result
     assert list(again) == list(result)[: len(again)] == list(result)

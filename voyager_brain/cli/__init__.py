@@ -395,11 +395,11 @@ def save(ctx: click.Context, source: str, as_json: bool) -> None:
     .voyager/brain.json; then the changes are printed. This is what an agent or a
     script calls at the end of a session.
     """
-    from ..state import brainjson as project_state
+    from ..state.validate import validate as validate_state
 
     update = _read_json(source, "a JSON object with brain.json fields")
     where = "stdin" if source == "-" else source
-    unknown = project_state.validate(update, where)
+    unknown = validate_state(update, where)
     _save_update(_manager(ctx), update, unknown, as_json, {})
 
 

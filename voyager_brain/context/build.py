@@ -15,22 +15,22 @@ not), so ``--explain`` shows exactly what the text holds.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
-from ..memory import rank, schedule
 from ..memory.log import Folded
 from ..render import Templates
 from ..value import Record
+from . import candidates as gather
+from .candidates import PROJECT_SHARES, Grouped, Item, Lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Protocol
+    from typing import Any
+
+    from .candidates import Memory, SessionEntry
 
 #: Shares of what identity and user leave, in percent, in the order the sections come.
 #: The seed's four keep its proportions (behavior 15, preferences 20, context 25,
@@ -46,14 +46,6 @@ WEIGHTS: dict[str, int] = {
     "due": 5,
     "learnings": 24,
 }
-#: Inside the project state, so that one long list cannot crowd out the others.
-PROJECT_SHARES: dict[str, int] = {
-    "active": 35,
-    "decisions": 30,
-    "issues": 15,
-    "facts": 10,
-    "files": 10,
-}
 #: Section names, as the title template shows them (``## Learnings``).
 NAMES = {
     "identity": "Identity",
@@ -66,20 +58,9 @@ NAMES = {
     "due": "Due",
     "learnings": "Learnings",
 }
-SEVERITY_ORDER = ("critical", "high", "medium", "low")
-_OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
-# Item and Choice are NamedTuples: a session start makes hundreds of them, and creating
-# a frozen dataclass (class and instances) costs several times more.
-class Item(Record):
-    """One candidate line: its text, its section, and what it stands for."""
-
-    section: str
-    ref: str
-    text: str
-
-
+# A NamedTuple, as Item is (see there).
 class Choice(Record):
     """What became of a candidate line: its cost, whether it is in, and why not."""
 
@@ -123,315 +104,6 @@ class ContextDocument(Record):
             "included": self.included_refs,
             "choices": [c.to_dict() for c in self.choices],
         }
-
-
-# -- gathering the candidates ---------------------------------------------------------
-
-
-def _one_line(text: str, limit: int = 240) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-if TYPE_CHECKING:  # a Protocol class costs a session start more than the check is worth
-
-    class SessionEntry(Protocol):
-        """A section of brain.md as the context reads it: a `BrainEntry`, or a
-        `brainfile.Section` that decodes its text only when asked. The session package
-        hands them in; the context does not import it (it sits below the session)."""
-
-        @property
-        def type(self) -> str: ...
-        @property
-        def timestamp(self) -> datetime | None: ...
-        @property
-        def source(self) -> str | None: ...
-        @property
-        def content(self) -> str: ...
-        @property
-        def key(self) -> tuple[str, str, str]: ...
-        @property
-        def label(self) -> str: ...
-
-    class Memory(Protocol):
-        """The live memory entries as the context reads them: by type in fold order,
-        and the learnings ranked. `memory.view.MemoryView` keeps them current in a
-        process; `Grouped` reads them off one fold."""
-
-        def of_type(self, type_: str, /) -> list[dict[str, Any]]: ...
-
-        def count(self, type_: str, /) -> int: ...
-
-        def top_learnings(
-            self, now: datetime, cwd: str, limit: int | None, /
-        ) -> tuple[list[dict[str, Any]], datetime | None]: ...
-
-
-class Grouped:
-    """A fold grouped by type (what `Memory` asks of it, computed at once)."""
-
-    def __init__(self, memory: Folded) -> None:
-        self._live: dict[str, list[dict[str, Any]]] = {}
-        for entry in memory.entries.values():
-            self._live.setdefault(str(entry.get("type")), []).append(entry)
-
-    def of_type(self, type_: str, /) -> list[dict[str, Any]]:
-        return self._live.get(type_, [])
-
-    def count(self, type_: str, /) -> int:
-        return len(self._live.get(type_, ()))
-
-    def top_learnings(
-        self, now: datetime, cwd: str, limit: int | None, /
-    ) -> tuple[list[dict[str, Any]], datetime | None]:
-        return rank.top_learnings(self.of_type("learning"), now, cwd, limit)
-
-
-class Lines:
-    """Candidate lines rendered by the context templates (``context/NAME.md.j2``, a
-    project may override them): one line each, whatever a template makes of it."""
-
-    def __init__(self, templates: Templates) -> None:
-        self.render = templates.render
-        #: No override of any context template: every line is the built-in one.
-        self.builtin = (
-            templates.override_dir is None or not (templates.override_dir / "context").is_dir()
-        )
-
-    def __call__(self, template: str, /, **values: Any) -> str:
-        text = self.render(f"context/{template}.md.j2", **values).rstrip("\n")
-        return text.replace("\n", " ") if "\n" in text else text
-
-
-def _keyed(live: Memory, type_: str, line: Lines) -> list[Item]:
-    entries = sorted(live.of_type(type_), key=lambda e: str(e.get("key")))
-    return [
-        Item(type_, e["id"], line("keyed", key=e.get("key"), value=_one_line(e.get("value", ""))))
-        for e in entries
-    ]
-
-
-def _behavior(live: Memory, line: Lines) -> list[Item]:
-    labels = {"do": "Do", "dont": "Don't", "value": "Value"}
-    items = []
-    for category in ("do", "dont", "value"):
-        for e in live.of_type("behavior"):
-            if e.get("category") == category:
-                text = _one_line(e.get("text", ""))
-                items.append(
-                    Item("behavior", e["id"], line("behavior", label=labels[category], text=text))
-                )
-    return items
-
-
-def _preferences(live: Memory, line: Lines) -> list[Item]:
-    entries = sorted(
-        live.of_type("preference"),
-        key=lambda e: (str(e.get("category", "")), str(e.get("text", ""))),
-    )
-    return [
-        Item(
-            "preferences",
-            e["id"],
-            line(
-                "preference",
-                category=e.get("category", "General"),
-                text=_one_line(e.get("text", "")),
-            ),
-        )
-        for e in entries
-    ]
-
-
-def _project_parts(
-    state: Mapping[str, Any] | None,
-    top: Path | None,
-    checked: list[tuple[str, bool]],
-    line: Lines,
-) -> dict[str, list[Item]]:
-    if not state:
-        return {}
-    active = state.get("activeState", {})
-    parts: dict[str, list[Item]] = {name: [] for name in PROJECT_SHARES}
-    ref = "brain.json"
-    if active.get("currentGoal"):
-        parts["active"].append(
-            Item(
-                "project",
-                f"{ref}:currentGoal",
-                line("project", kind="goal", text=_one_line(active["currentGoal"])),
-            )
-        )
-    parts["active"] += [
-        Item("project", f"{ref}:blockers[{n}]", line("project", kind="blocker", text=_one_line(b)))
-        for n, b in enumerate(active.get("blockers", []))
-    ]
-    parts["active"] += [
-        Item(
-            "project",
-            f"{ref}:inProgress[{n}]",
-            line("project", kind="in_progress", text=_one_line(b)),
-        )
-        for n, b in enumerate(active.get("inProgress", []))
-    ]
-    parts["active"] += [
-        Item(
-            "project", f"{ref}:nextSteps[{n}]", line("project", kind="next_step", text=_one_line(s))
-        )
-        for n, s in enumerate(state.get("nextSteps", []))
-    ]
-    # Newest first: by date, and among the same date the one recorded later.
-    dated = sorted(
-        enumerate(state.get("decisions", [])),
-        key=lambda pair: (str(pair[1].get("when") or ""), pair[0]),
-        reverse=True,
-    )
-    decisions = [d for _, d in dated]
-    for d in decisions:
-        text = line(
-            "project",
-            kind="decision",
-            what=_one_line(d["what"]),
-            why=_one_line(d["why"]) if d.get("why") else "",
-            when=d.get("when") or "",
-        )
-        parts["decisions"].append(Item("project", f"{ref}:decisions[{d['what']}]", text))
-    rank_of = {s: n for n, s in enumerate(SEVERITY_ORDER)}
-    for issue in sorted(
-        state.get("knownIssues", []),
-        key=lambda i: rank_of.get(i.get("severity") or "", len(rank_of)),
-    ):
-        text = line(
-            "project",
-            kind="known_issue",
-            severity=issue.get("severity") or "?",
-            issue=_one_line(issue["issue"]),
-            workaround=_one_line(issue["workaround"]) if issue.get("workaround") else "",
-        )
-        parts["issues"].append(Item("project", f"{ref}:knownIssues[{issue['issue']}]", text))
-    facts = state.get("facts", {})
-    if facts.get("stack"):
-        text = line("project", kind="stack", text=", ".join(facts["stack"]))
-        parts["facts"].append(Item("project", f"{ref}:facts.stack", text))
-    if facts.get("architecture"):
-        text = line("project", kind="architecture", text=_one_line(facts["architecture"]))
-        parts["facts"].append(Item("project", f"{ref}:facts.architecture", text))
-    for k, v in facts.get("environment", {}).items():
-        text = line("project", kind="environment", key=k, value=_one_line(str(v)))
-        parts["facts"].append(Item("project", f"{ref}:facts.environment.{k}", text))
-    for n, c in enumerate(facts.get("custom", [])):
-        text = line("project", kind="fact", text=_one_line(c))
-        parts["facts"].append(Item("project", f"{ref}:facts.custom[{n}]", text))
-    for f in state.get("keyFiles", []):
-        stale = False
-        if top is not None:
-            stale = not (top / f["path"]).exists()
-            checked.append((str(top / f["path"]), not stale))
-        text = line(
-            "project",
-            kind="key_file",
-            path=f["path"],
-            role=_one_line(f["role"]) if f.get("role") else "",
-            missing=stale,
-        )
-        parts["files"].append(Item("project", f"{ref}:keyFiles[{f['path']}]", text))
-    return parts
-
-
-def _context(live: Memory, cwd: Path, line: Lines) -> list[Item]:
-    best: dict[str, Any] | None = None
-    best_len = -1
-    here = os.path.normpath(cwd)
-    for e in live.of_type("context"):
-        path = os.path.normpath(str(e.get("path", "")))
-        inside = here == path or here.startswith(path.rstrip(os.sep) + os.sep)
-        if inside and len(path) > best_len:
-            best, best_len = e, len(path)
-    if best is None:
-        return []
-    return [
-        Item("context", best["id"], line("context", line=text))
-        for text in str(best.get("content", "")).splitlines()
-        if text.strip()
-    ]
-
-
-def _session(
-    entries: Sequence[SessionEntry], limit: int | None, line: Lines
-) -> tuple[Iterable[Item], int]:
-    def item(e: SessionEntry, label: str) -> Item:
-        text = line("session", label=label, timestamp=e.key[1], text=_one_line(e.content))
-        return Item("session", f"brain.md:{e.type}@{e.key[1]}", text)
-
-    statuses: list[SessionEntry] = []
-    summaries: list[SessionEntry] = []
-    recent: list[SessionEntry] = []
-    for e in entries:  # one look at each source: a Section reads it off its text
-        if e.type == "loop_status":
-            statuses.append(e)
-        elif e.source != "compact":  # a decision, an observation or a reflection
-            recent.append(e)
-        elif e.type == "reflection":
-            summaries.append(e)
-    items: list[Item] = []
-    if statuses:
-        items.append(item(statuses[-1], "Loop status"))
-    if summaries:
-        items.append(item(summaries[-1], "Summary"))
-    total = len(items) + len(recent)
-    # By time (to the second, as the key shows it), a decision before the rest, the one
-    # earlier in the file first. The keys are offered newest first: of a file in time
-    # order, each after the first `limit` is turned away by one comparison.
-    keys = [(e.timestamp or _OLDEST, e.type == "decision", -n) for n, e in enumerate(recent)]
-    keys.reverse()
-    if limit is not None and limit < len(keys):
-        keys = heapq.nlargest(limit, keys)
-    else:
-        keys.sort(reverse=True)
-    newest_first = [recent[-key[2]] for key in keys]
-    # Rendered as taken: most are never looked at.
-    return itertools.chain(items, (item(e, e.label) for e in newest_first)), total
-
-
-def _due(live: Memory, now: datetime, expiries: list[datetime], line: Lines) -> list[Item]:
-    items = []
-    for r in live.of_type("reminder"):
-        when = schedule.due_at(r)
-        if when is not None and when <= now:
-            text = line("due", kind="reminder", text=_one_line(r.get("text", "")), why="")
-            items.append(Item("due", r["id"], text))
-        elif when is not None:
-            expiries.append(when)
-    for t in live.of_type("task"):
-        if schedule.matches_filter(t, "pending") and (
-            t.get("priority") == "urgent" or schedule.is_overdue(t, now)
-        ):
-            why = "urgent" if t.get("priority") == "urgent" else f"overdue since {t.get('due')}"
-            text = line("due", kind="task", text=_one_line(t["description"]), why=why)
-            items.append(Item("due", t["id"], text))
-    return items
-
-
-def _learnings(
-    live: Memory,
-    now: datetime,
-    cwd: Path,
-    limit: int | None,
-    expiries: list[datetime],
-    line: Lines,
-) -> tuple[Iterable[Item], int]:
-    ranked, next_change = live.top_learnings(now, str(cwd), limit)
-    if next_change is not None:
-        expiries.append(next_change)
-    items = (
-        Item("learnings", e["id"], line("learning", text=_one_line(e.get("text", ""))))
-        for e in ranked
-    )
-    return items, live.count("learning")
-
-
-def _all(items: list[Item]) -> tuple[list[Item], int]:
-    return items, len(items)
 
 
 # -- taking lines within a budget -----------------------------------------------------
@@ -534,24 +206,24 @@ def build_context(
     live = Grouped(memory) if isinstance(memory, Folded) else memory
     # Identity and user first, at full cost (within what the budget allows at all).
     for section in ("identity", "user"):
-        block = _take(titles[section], _keyed(live, section, line), remaining, cpt, choices)
+        block = _take(titles[section], gather.keyed(live, section, line), remaining, cpt, choices)
         if block is not None:
             blocks.append(block)
             remaining -= len(block) + 2
 
     checked: list[tuple[str, bool]] = []
-    parts = _project_parts(state, top, checked, line)
+    parts = gather.project_parts(state, top, checked, line)
     expiries = [_next_midnight(now.astimezone(UTC))]  # the date in the header
     # Long sections give only as many candidates as could fit (a line costs at least its
     # newline; a built-in line at least 3 characters) unless every one is to be explained.
     least = 3 if line.builtin else 1
     candidates: dict[str, Callable[[int | None], tuple[Iterable[Item], int]]] = {
-        "behavior": lambda _: _all(_behavior(live, line)),
-        "preferences": lambda _: _all(_preferences(live, line)),
-        "context": lambda _: _all(_context(live, cwd, line)),
-        "session": lambda limit: _session(entries, limit, line),
-        "due": lambda _: _all(_due(live, now, expiries, line)),
-        "learnings": lambda limit: _learnings(live, now, cwd, limit, expiries, line),
+        "behavior": lambda _: gather.every(gather.behavior(live, line)),
+        "preferences": lambda _: gather.every(gather.preferences(live, line)),
+        "context": lambda _: gather.every(gather.project_context(live, cwd, line)),
+        "session": lambda limit: gather.session(entries, limit, line),
+        "due": lambda _: gather.every(gather.due(live, now, expiries, line)),
+        "learnings": lambda limit: gather.learnings(live, now, cwd, limit, expiries, line),
     }
     pool = remaining
     spent = 0

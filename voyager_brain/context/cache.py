@@ -38,7 +38,7 @@ _ENV = ("VOYAGER_HOME", "VOYAGER_MEMORY_PATH", "TZ")
 _PROJECT_FILES = ("brain.md", "brain.json", "memory.jsonl", "config.toml")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The modules that build the document: a new version of them is a new document.
-_BUILDERS = ("build.py",)
+_BUILDERS = ("build.py", "candidates.py")
 _PACKAGE = os.path.dirname(_HERE)  # voyager_brain/
 # The built-in templates: inside a wheel, or at the top of a source checkout (where
 # render.builtin_template_dir finds them too; importing render would cost typing here).

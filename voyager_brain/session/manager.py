@@ -30,6 +30,7 @@ from ..config import Config, default_config_toml, load_config
 from ..render import Templates
 from ..state import brainjson as project_state
 from ..state.brainjson import ProjectState
+from ..state.validate import validate as validate_state
 from ..timestamps import format_timestamp, parse_timestamp
 from . import brainfile
 from .brainfile import BrainDocument
@@ -324,11 +325,11 @@ class BrainManager:
 
         Raises `StateError` (field path and what was expected) for a bad update, leaving
         the state as it was. Strings are redacted for secrets first. Unknown fields are
-        kept; `voyager_brain.state.brainjson.validate` lists them.
+        kept; `voyager_brain.state.validate` lists them.
         """
         if not self._loaded:
             self.load()
-        project_state.validate(update, "update")
+        validate_state(update, "update")
         if self.config.redact_secrets:
             from ..redact import redact_json
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .brainjson import SEVERITIES
+from .validate import SEVERITIES
 
 _TITLES = {
     "facts": "Facts",
