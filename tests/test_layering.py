@@ -317,3 +317,15 @@ def test_a_cold_session_start_imports_only_what_it_needs(repo: Path) -> None:
     assert "voyager_brain" in imported and "json" in imported  # the report is read right
     unwanted = {"dataclasses", "inspect", "typing", "tomllib", "copy", "jinja2", "markdown_it"}
     assert imported & (unwanted | {"yaml", "frontmatter", "git", "click", "mcp", "rich"}) == set()
+
+
+def test_no_module_outgrows_one_idea() -> None:
+    """About 600 lines a module, 400 in the command line: past that a module holds two
+    ideas and is split (docs/architecture.md)."""
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        limit = 400 if path.parent.name == "cli" else 600
+        lines = len(path.read_text().splitlines())
+        if lines > limit:
+            too_long.append(f"{path.relative_to(PACKAGE)}: {lines} lines (limit {limit})")
+    assert too_long == []

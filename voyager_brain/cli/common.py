@@ -1,0 +1,89 @@
+"""The click group every command hangs on, and what the commands share: one-line errors
+with exit code 2, the --json option, the repository a command runs in."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .. import __version__, repo
+from ..errors import BrainError, NotInRepositoryError
+from ..session.manager import BrainManager
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UserError(click.ClickException):
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"voyager-brain: {self.format_message()}", err=True)
+
+
+class BrainGroup(click.Group):
+    """Turns library errors into one line and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrainError as exc:
+            raise UserError(str(exc)) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise UserError(f"{where}{exc.strerror or exc}") from None
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+@click.group(cls=BrainGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="voyager-brain")
+@click.option(
+    "-C",
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run as if started in this folder (any folder inside the repository).",
+)
+@click.pass_context
+def cli(ctx: click.Context, root: Path | None) -> None:
+    """Memory for coding agents, kept in the project's git repository.
+
+    The session brain lives in .voyager/brain.md: timestamped sections (observations,
+    decisions, loop status, reflections) that agents add every turn, compacted when the
+    file grows, and reviewed in pull requests like any document. The project state
+    lives in .voyager/brain.json: facts, decisions, active state, key files, known
+    issues, preferences and next steps, merged by fixed per-field rules at every save.
+    """
+    ctx.obj = root if root is not None else Path.cwd()
+
+
+def start_folder(ctx: click.Context) -> Path:
+    start: Path = ctx.obj
+    if not start.is_dir():
+        raise UserError(f"{start}: no such folder")
+    return start
+
+
+def manager_for(ctx: click.Context) -> BrainManager:
+    """The BrainManager of the repository we are in; exit 2 outside one."""
+    start = start_folder(ctx)
+    if repo.find_top(start) is None:
+        raise NotInRepositoryError(start.absolute())
+    return BrainManager(start)
+
+
+def relative(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

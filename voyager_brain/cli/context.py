@@ -1,0 +1,53 @@
+"""`context`: the budgeted document injected at session start."""
+
+from __future__ import annotations
+
+import click
+
+from ..session.manager import BrainManager
+from .common import (
+    cli,
+    json_option,
+    print_json,
+    start_folder,
+)
+
+# -- the session-start context -------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--budget", type=click.IntRange(min=50), help="Token budget (default: prompt_budget)."
+)
+@click.option(
+    "--explain", is_flag=True, help="List every candidate line, its cost, and why it is in or out."
+)
+@json_option
+@click.pass_context
+def context(ctx: click.Context, budget: int | None, explain: bool, as_json: bool) -> None:
+    """Print the document injected at session start.
+
+    One budgeted document from the memory logs, brain.json and brain.md: identity and
+    user, behavior, preferences, the project state, project context, the session
+    brain, what is due, and learnings ranked by score. Outside a repository with
+    .voyager/ it holds the personal log alone.
+    """
+    from ..context import cache as context_cache
+
+    bm = BrainManager(start_folder(ctx))
+    before = context_cache.fingerprint(bm.root, budget)
+    doc = bm.context_document(budget, explain=explain or as_json)
+    context_cache.store(bm.root, budget, before, doc.text, doc.valid_until, doc.paths_checked)
+    if as_json:
+        print_json(doc.to_dict())
+        return
+    if not explain:
+        click.echo(doc.text, nl=False)
+        return
+    for choice in doc.choices:
+        mark = "+" if choice.included else "-"
+        why = "" if choice.included else f"  ({choice.reason})"
+        click.echo(
+            f"{mark} {choice.item.section:<12} ~{choice.tokens:>3} tokens  {choice.item.ref}{why}"
+        )
+    click.echo(f"total: ~{doc.tokens} of {doc.budget_tokens} tokens")

@@ -1,0 +1,255 @@
+"""`init`, `status`, `add`, `compact`: the session brain (brain.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import repo
+from ..session.manager import BrainManager
+from ..session.model import ENTRY_TYPES, BrainEntry
+from ..timestamps import format_timestamp
+from .common import (
+    UserError,
+    cli,
+    json_option,
+    manager_for,
+    print_json,
+    relative,
+)
+
+# -- init ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create .voyager/ at the top of this git repository.
+
+    Writes brain.md (the session brain), brain.json (the project state, every field
+    empty), config.toml (every setting, commented, with its default) and a .gitignore for
+    local files (locks, cache). Existing files are kept.
+    """
+    from ..session.manager import ensure_layout
+
+    bm = manager_for(ctx)
+    missing = [p for p in (bm.path, bm.state_path) if not p.exists()]
+    created = ensure_layout(bm.voyager_dir)
+    bm.load()
+    if missing:
+        bm.persist()
+        created[:0] = missing
+    for path in created:
+        click.echo(f"created {relative(path)}")
+    if not created:
+        click.echo(f"{relative(bm.voyager_dir)} is already set up; nothing to do")
+    else:
+        click.echo(f"project: {bm.project}")
+        click.echo(
+            "next: voyager-brain add observation 'what you noticed', then voyager-brain status"
+        )
+    from ..git import setup as gitsetup
+
+    if not gitsetup.status(bm.top).registered:
+        click.echo(
+            "hint: run voyager-brain install git, so that git merges the brain files "
+            "instead of conflicting"
+        )
+
+
+# -- status -------------------------------------------------------------------------------
+
+
+def status_data(bm: BrainManager) -> dict[str, Any]:
+    """Everything `status` shows, as plain data."""
+    state = bm.load()
+    by_type = {t: 0 for t in ENTRY_TYPES}
+    for entry in state.entries:
+        by_type[entry.type] += 1
+    status = bm.get_status()
+    tokens = -(-len(state.content) // bm.config.chars_per_token)
+    budget = bm.config.compact_budget_tokens
+    return {
+        "path": str(status.path),
+        "exists": status.path.exists(),
+        "project": bm.project,
+        "branch": repo.current_branch(bm.top),
+        "size_bytes": status.size_bytes,
+        "tokens": tokens,
+        "budget_tokens": budget,
+        "budget_used": round(tokens / budget, 3),
+        "entries": {"total": status.entry_count, **by_type},
+        "last_updated": format_timestamp(state.last_updated) if state.last_updated else None,
+        "last_compaction": (
+            format_timestamp(status.last_compaction) if status.last_compaction else None
+        ),
+        "uncommitted": repo.brain_files_dirty(bm.top),
+        "state": state_summary(bm),
+    }
+
+
+def state_summary(bm: BrainManager) -> dict[str, Any]:
+    """brain.json at a glance: items per section, open blockers, key files gone missing."""
+    st = bm.state
+    return {
+        "path": str(bm.state_path),
+        "exists": bm.state_path.exists(),
+        "session_count": st.session_count,
+        "last_updated": st.last_updated,
+        "counts": {
+            "stack": len(st.facts.get("stack", [])),
+            "custom_facts": len(st.facts.get("custom", [])),
+            "decisions": len(st.decisions),
+            "in_progress": len(st.active_state.get("inProgress", [])),
+            "key_files": len(st.key_files),
+            "known_issues": len(st.known_issues),
+            "next_steps": len(st.next_steps),
+        },
+        "current_goal": st.active_state.get("currentGoal") or None,
+        "blockers": list(st.active_state.get("blockers", [])),
+        "missing_key_files": [f["path"] for f in st.key_files if not (bm.top / f["path"]).exists()],
+    }
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show the session brain: size against the budget, entries, git state."""
+    bm = manager_for(ctx)
+    data = status_data(bm)
+    if as_json:
+        print_json(data)
+        return
+    entries = data["entries"]
+    kinds = ", ".join(f"{entries[t]} {t}" for t in ENTRY_TYPES if entries[t])
+    rows = [
+        ("brain", relative(bm.path) + ("" if data["exists"] else " (not created yet)")),
+        ("project", data["project"]),
+        ("branch", data["branch"] or "(detached or unknown)"),
+        (
+            "size",
+            f"{data['size_bytes']:,} bytes, ~{data['tokens']:,} tokens of the "
+            f"{data['budget_tokens']:,}-token compaction budget ({data['budget_used']:.0%})",
+        ),
+        ("entries", f"{entries['total']}" + (f" ({kinds})" if kinds else "")),
+        ("updated", data["last_updated"] or "never"),
+        ("compacted", data["last_compaction"] or "never"),
+        (
+            "git",
+            "uncommitted: " + ", ".join(data["uncommitted"])
+            if data["uncommitted"]
+            else "brain files committed",
+        ),
+    ]
+    st = data["state"]
+    counts = st["counts"]
+    rows += [
+        (
+            "state",
+            relative(Path(st["path"]))
+            + (f", {st['session_count']} sessions" if st["exists"] else " (not created yet)"),
+        ),
+        (
+            "sections",
+            f"{counts['decisions']} decisions, {counts['known_issues']} known issues, "
+            f"{counts['key_files']} key files, {counts['stack'] + counts['custom_facts']} "
+            f"facts, {counts['next_steps']} next steps",
+        ),
+        ("goal", st["current_goal"] or "(none)"),
+        ("blockers", "; ".join(st["blockers"]) or "none"),
+    ]
+    if st["missing_key_files"]:
+        rows.append(
+            ("missing", "key files not in the working tree: " + ", ".join(st["missing_key_files"]))
+        )
+    for name, value in rows:
+        click.echo(f"{name:<10} {value}")
+
+
+# -- add ----------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("entry_type", metavar="TYPE", type=click.Choice(ENTRY_TYPES))
+@click.argument("text")
+@click.option("--source", help="Who wrote the entry (an agent, a hook, a person).")
+@json_option
+@click.pass_context
+def add(ctx: click.Context, entry_type: str, text: str, source: str | None, as_json: bool) -> None:
+    """Add an entry to brain.md and save it.
+
+    TYPE is observation, decision, loop_status or reflection. TEXT is the entry's
+    markdown; `-` reads it from standard input. Secrets in it are redacted.
+    """
+    if text == "-":
+        text = sys.stdin.read()
+    if not text.strip():
+        raise UserError("TEXT is empty; give the entry's text, or - to read it from stdin")
+    bm = manager_for(ctx)
+    bm.load()
+    count = len(bm.entries)
+    stamped = BrainEntry(type=entry_type, content=text, timestamp=bm.clock(), source=source)
+    bm.update(stamped)
+    added = len(bm.entries) > count
+    # The stored entry (redacted); when it was already there, that earlier copy.
+    entry = next(
+        e
+        for e in reversed(bm.entries)
+        if (e.type, e.timestamp) == (stamped.type, stamped.timestamp)
+    )
+    bm.persist()
+    if as_json:
+        print_json({"added": added, "path": str(bm.path), "entry": entry.to_dict()})
+        return
+    if not added:
+        click.echo(f"already in {relative(bm.path)}: the same {entry_type} at the same second")
+        return
+    redacted = entry.content.count("[REDACTED:") - text.count("[REDACTED:")
+    note = f" ({redacted} secret{'s' * (redacted != 1)} redacted)" if redacted > 0 else ""
+    click.echo(f"added {entry.type} {entry.key[1]} to {relative(bm.path)}{note}")
+
+
+# -- compact ------------------------------------------------------------------------------
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def compact(ctx: click.Context, as_json: bool) -> None:
+    """Summarize and prune brain.md until it fits the token budget.
+
+    Keeps every decision and the newest loop status, drops duplicate observations, and
+    folds the oldest observations and reflections into one summary reflection.
+    """
+    bm = manager_for(ctx)
+    bm.load()
+    report = bm.compact()
+    if as_json:
+        print_json(report.to_dict())
+        return
+    where = relative(bm.path)
+    if not report.changed:
+        click.echo(
+            f"nothing to compact: {report.entries_after} entries, ~{report.tokens_after:,} "
+            f"tokens, budget {report.budget_tokens:,}"
+        )
+        return
+    click.echo(
+        f"compacted {where}: {report.entries_before} -> {report.entries_after} entries, "
+        f"~{report.tokens_before:,} -> ~{report.tokens_after:,} tokens "
+        f"(budget {report.budget_tokens:,})"
+    )
+    click.echo(f"  kept        {report.kept}")
+    click.echo(f"  merged      {report.merged} duplicate observations")
+    click.echo(f"  superseded  {report.superseded} older loop statuses")
+    if report.summary is not None:
+        click.echo(f"  summarized  {report.summarized} entries into 1 reflection")
+    if not report.fits:
+        click.echo(
+            "  still over budget: decisions, the summary and the newest loop status are "
+            "never dropped; raise compact_budget_tokens in .voyager/config.toml"
+        )
