@@ -1,0 +1,156 @@
+"""What a run measures and its targets, and the rows and results it records."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchmarks.timing import _ms
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+SEED = 20260321
+T0 = datetime(2026, 3, 21, tzinfo=UTC)
+CONFIG = {"auto_compact": False}
+PERSIST_TARGET_MS = 50.0
+LOAD_TARGET_RATIO = 0.1
+COMPACT_TARGET_MS = 1000.0
+FOLD_TARGET_RATIO = 1.3  # read + fold vs json.loads of every line, at the target size
+CONTEXT_PROCESS_TARGET_RATIO = 1.5  # `voyager-brain context` vs a parse-only process
+FOLD_SCALING_TARGET = 11.0  # read + fold time at the largest size / at the smallest
+INCREMENTAL_TARGET = 0.10  # context() after 10 appended entries / the cold context()
+HOOK_COLD_TARGET = 10.0  # session-start hook, first run, vs `python -c pass`
+HOOK_WARM_TARGET = 3.0  # the same when nothing changed since the last session start
+MERGE_TARGET_MS = 1000.0  # the merge driver process, per brain file
+LOG_TARGET_RATIO = 3.0  # `voyager-brain log` vs `git log -p -- .voyager`, same history
+HOOK_PAYLOAD = {
+    "session_id": "bench",
+    "transcript_path": "",
+    "hook_event_name": "SessionStart",
+    "source": "startup",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """Sizes and repeat counts of one run."""
+
+    sizes: tuple[int, ...]
+    compact_size: int
+    startup_runs: int
+    first_call_runs: int
+    memory_sizes: tuple[int, ...]
+    memory_target_size: int
+    hook_memory_size: int
+    hook_brain_bytes: int
+    hook_cold_runs: int
+    hook_warm_runs: int
+    merge_size: int
+    merge_runs: int
+    log_commits: int
+    log_runs: int
+    smoke: bool = False
+
+    def load_runs(self, size: int) -> int:
+        # A load of 100 entries takes about a millisecond: a scheduler hiccup is a large
+        # part of one sample, and more samples cost nothing.
+        return 1 if self.smoke else (21 if size <= 100 else 5 if size <= 1_000 else 3)
+
+    def persist_runs(self, size: int) -> int:
+        return 1 if self.smoke else 20
+
+    def rerender_runs(self, size: int) -> int:
+        return 1 if self.smoke else (5 if size <= 1_000 else 3)
+
+    def compact_runs(self) -> int:
+        return 1 if self.smoke else 3
+
+    # A shared 2-core machine moves a single figure by a third from one run to the next
+    # (a floor of 210 ms in one run, 310 ms in the next): the medians of the targets'
+    # rows take more samples.
+    def fold_runs(self, size: int) -> int:
+        return 1 if self.smoke else (15 if size <= 10_000 else 7)
+
+    def process_runs(self, size: int) -> int:
+        return 1 if self.smoke else (9 if size <= 40_000 else 3)
+
+    def incremental_runs(self, size: int) -> int:
+        return 1 if self.smoke else (5 if size <= 40_000 else 3)
+
+
+FULL = Plan(
+    sizes=(100, 1_000, 10_000),
+    compact_size=5_000,
+    startup_runs=5,
+    first_call_runs=3,
+    memory_sizes=(10_000, 40_000, 100_000),
+    memory_target_size=40_000,
+    hook_memory_size=10_000,
+    hook_brain_bytes=1_000_000,
+    hook_cold_runs=9,  # a cold start varies a lot on a shared machine: more samples
+    hook_warm_runs=9,
+    merge_size=10_000,
+    merge_runs=5,
+    log_commits=2_000,
+    log_runs=3,
+)
+SMOKE = Plan(
+    sizes=(20,),
+    compact_size=50,
+    startup_runs=1,
+    first_call_runs=1,
+    memory_sizes=(100, 200),
+    memory_target_size=200,
+    hook_memory_size=200,
+    hook_brain_bytes=20_000,
+    hook_cold_runs=1,
+    hook_warm_runs=1,
+    merge_size=200,
+    merge_runs=1,
+    log_commits=30,
+    log_runs=1,
+    smoke=True,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One line of a results table. Times in milliseconds; None shows as a dash."""
+
+    what: str
+    size: str
+    runs: int
+    ours_ms: float
+    floor_ms: float | None = None
+    target: str = "-"
+    passed: bool | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        return None if not self.floor_ms else self.ours_ms / self.floor_ms
+
+
+@dataclasses.dataclass
+class Results:
+    tables: dict[str, list[Row]] = dataclasses.field(default_factory=dict)
+
+    def add(self, table: str, row: Row) -> None:
+        self.tables.setdefault(table, []).append(row)
+        ours = _ms(row.ours_ms)
+        floor = f", floor {_ms(row.floor_ms)} ms" if row.floor_ms is not None else ""
+        verdict = {True: "PASS", False: "FAIL", None: ""}[row.passed]
+        print(
+            f"  {table:<11} {row.what:<44} {row.size:>14}  {ours:>9} ms{floor}  {verdict}",
+            flush=True,
+        )
+        if row.passed is False:
+            print(
+                f"  !! MISSED TARGET: {table}: {row.what} at {row.size}: {ours} ms, "
+                f"target {row.target}"
+            )
+
+    @property
+    def missed(self) -> list[tuple[str, Row]]:
+        return [(t, r) for t, rows in self.tables.items() for r in rows if r.passed is False]
