@@ -19,8 +19,6 @@ front matter.
 
 from __future__ import annotations
 
-import importlib
-
 # typing.TYPE_CHECKING without importing typing: hooks pay for every import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,6 +87,9 @@ def __getattr__(name: str) -> Any:
     module = _MODULES.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    # __import__ rather than importlib.import_module: importing importlib costs every
+    # hook about a millisecond.
+    found = __import__(f"{__name__}.{module}", fromlist=[name])
+    value = getattr(found, name)
     globals()[name] = value  # later lookups skip this function
     return value

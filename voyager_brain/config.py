@@ -8,16 +8,17 @@ written for a newer voyager-brain still loads.
 
 from __future__ import annotations
 
-import re
+import os
 from collections.abc import Mapping
-from pathlib import Path
 
+from . import regexcache
 from .errors import ConfigError
-from .paths import voyager_home
+from .paths import home_folder
 from .value import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 
@@ -107,6 +108,32 @@ SETTINGS: tuple[Setting, ...] = (
         "at session end, commit brain.md, brain.json and memory.jsonl (only them; never"
         " during a merge, rebase, cherry-pick or revert)",
     ),
+    Setting(
+        "guard_fail",
+        "open",
+        str,
+        "when the tool-call check itself fails (locked or corrupt history.db, a bug): open"
+        " allows the call with a line on stderr, closed denies it with the error as reason",
+    ),
+    Setting(
+        "tool_output_limit",
+        4096,
+        int,
+        "bytes of a tool's output kept in history.db (the rest is cut, with a marker)",
+    ),
+    Setting(
+        "semantic_threshold",
+        0.45,
+        float,
+        "similarity (0-1) from which a semantic guard rule matches a tool call",
+    ),
+    Setting(
+        "embedder",
+        "lexical",
+        str,
+        "how semantic rules are embedded: lexical (offline, built in) or minilm (the"
+        " optional voyager-brain[semantic] extra)",
+    ),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 #: The memory log's settings are also accepted in the original tool's camelCase.
@@ -117,6 +144,12 @@ ALIASES = {
     "promptBudget": "prompt_budget",
 }
 SUMMARIZERS = ("extractive", "model")
+#: The closed sets of values some string settings take.
+CHOICES = {
+    "summarizer": SUMMARIZERS,
+    "guard_fail": ("open", "closed"),
+    "embedder": ("lexical", "minilm"),
+}
 
 
 class Config(Record):
@@ -136,6 +169,10 @@ class Config(Record):
     model_timeout_seconds: float = 60.0
     summarizer: str = "extractive"
     auto_commit: bool = False
+    guard_fail: str = "open"
+    tool_output_limit: int = 4096
+    semantic_threshold: float = 0.45
+    embedder: str = "lexical"
     #: ``file: key`` for every key we did not recognise (reported by `doctor`).
     unknown_keys: tuple[str, ...] = ()
 
@@ -164,10 +201,13 @@ def _check(setting: Setting, value: Any, origin: str) -> Any:
     if setting.kind in (int, float) and value < lowest:
         what = "a number >= 0" if lowest == 0 else "a positive number"
         raise ConfigError(f"{origin}: {setting.name}: expected {what}, got {value!r}")
-    if setting.name == "summarizer" and value not in SUMMARIZERS:
+    choices = CHOICES.get(setting.name)
+    if choices is not None and value not in choices:
         raise ConfigError(
-            f"{origin}: summarizer: expected one of {', '.join(SUMMARIZERS)}, got {value!r}"
+            f"{origin}: {setting.name}: expected one of {', '.join(choices)}, got {value!r}"
         )
+    if setting.name == "semantic_threshold" and value > 1:
+        raise ConfigError(f"{origin}: semantic_threshold: expected a number <= 1, got {value!r}")
     return value
 
 
@@ -183,10 +223,11 @@ def _merge(base: Config, data: Mapping[str, Any], origin: str) -> Config:
     return base._replace(unknown_keys=tuple(unknown), **changes)
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: str | Path) -> dict[str, Any]:
     """A TOML file as a dict; {} when missing; `ConfigError` naming file and line if bad."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     except FileNotFoundError:
         return {}
     except (UnicodeDecodeError, OSError) as exc:
@@ -204,7 +245,7 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 # What TOML allows in a comment or a string: anything but control characters (tab is fine).
 _TEXT = r"[^\x00-\x08\x0a-\x1f\x7f]"
-_SIMPLE_LINE = re.compile(
+_SIMPLE_LINE = regexcache.compile(
     rf"[ \t]*(?:([A-Za-z0-9_-]+)[ \t]*=[ \t]*"
     r"(true|false|[+-]?(?:0|[1-9][0-9]*)(\.[0-9]+)?"
     rf"|\"((?:(?![\"\\]){_TEXT})*)\"|'((?:(?!'){_TEXT})*)')[ \t]*)?(?:#{_TEXT}*)?"
@@ -239,16 +280,17 @@ def read_simple_toml(text: str) -> dict[str, Any] | None:
     return data
 
 
-def load_config(voyager_dir: Path | None) -> Config:
-    """Defaults, then the personal config.toml, then the project's (`voyager_dir`)."""
+def load_config(voyager_dir: str | Path | None) -> Config:
+    """Defaults, then the personal config.toml, then the project's (`voyager_dir`).
+    Paths may be strings: the tool-call check reads its settings without pathlib."""
     config = Config()
-    paths = [voyager_home() / "config.toml"]
+    paths = [os.path.join(home_folder(), "config.toml")]
     if voyager_dir is not None:
-        paths.append(voyager_dir / "config.toml")
+        paths.append(os.path.join(voyager_dir, "config.toml"))
     for path in paths:
         data = read_toml(path)
         if data:
-            config = _merge(config, data, str(path))
+            config = _merge(config, data, path)
     return config
 
 

@@ -7,7 +7,10 @@ print it and exit 0. Anything else escaping the library is a bug.
 
 from __future__ import annotations
 
-from pathlib import Path
+# typing.TYPE_CHECKING without importing typing (or pathlib): hooks pay for every import.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class BrainError(Exception):
@@ -66,3 +69,13 @@ class MergeError(BrainError):
 
 class GitError(BrainError):
     """git could not answer: an unknown revision, a history it cannot read."""
+
+
+class HistoryError(BrainError):
+    """history.db cannot be used: corrupt, locked past the timeout, or written by a newer
+    voyager-brain (never changed then)."""
+
+
+class RuleError(BrainError, ValueError):
+    """A guard rule (from the command line, rules.toml or the database) is not valid: a
+    bad regex, an unknown action, a pattern that could stall a check."""

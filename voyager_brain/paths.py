@@ -50,3 +50,14 @@ def decay_stamp_path() -> Path:
     from pathlib import Path
 
     return Path(decay_stamp_file())
+
+
+def history_file() -> str:
+    """The SQLite history of sessions, tool calls and guard rules: ``history.db`` in the
+    personal folder (never in a repository)."""
+    return os.path.join(home_folder(), "history.db")
+
+
+def cache_folder() -> str:
+    """Derived personal data, safe to delete: ``cache/`` in the personal folder."""
+    return os.path.join(home_folder(), "cache")

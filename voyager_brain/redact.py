@@ -44,18 +44,35 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 
-__all__ = ["SECRET_PATTERNS", "SecretPattern", "find_secrets", "redact", "redact_json"]
+from . import regexcache
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "SECRET_PATTERNS",
+    "SecretPattern",
+    "find_secrets",
+    "might_hold_secret",
+    "redact",
+    "redact_json",
+]
 
 
-@dataclass(frozen=True, slots=True)
 class SecretPattern:
-    """One kind of secret: where it is (``regex``) and which part of a match is secret."""
+    """One kind of secret: where it is (``regex``) and which part of a match is secret.
+    (Plain slotted classes here, not Records: making a namedtuple class costs a hook a
+    few tenths of a millisecond, and redaction is on the tool-call path.)"""
 
-    name: str
-    regex: re.Pattern[str]
-    group: int = 0
+    __slots__ = ("group", "name", "regex")
+
+    def __init__(self, name: str, regex: re.Pattern[str], group: int = 0) -> None:
+        self.name, self.regex, self.group = name, regex, group
+
+    def __repr__(self) -> str:
+        return f"SecretPattern({self.name!r}, {self.regex.pattern!r}, {self.group})"
 
 
 def _pattern(name: str, regex: str, flags: int = 0) -> SecretPattern:
@@ -217,132 +234,172 @@ def _colon_assignment(name: str, keyword: str) -> SecretPattern:
 # `-` and `_` as boundaries and match inside longer identifiers.
 _B64URL = "A-Za-z0-9_-"
 
-SECRET_PATTERNS: tuple[SecretPattern, ...] = (
-    # First: a key block contains base64 that other patterns would match piecemeal.
-    _pattern(
-        "private-key",
-        r"""-----BEGIN[ A-Z0-9]*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----
-            .*?
-            (?:-----END[ A-Z0-9]*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----|\Z)""",
-        re.DOTALL,
-    ),
-    # Before the vendor keys and `Bearer`: a JWT is the more precise description.
-    _pattern(
-        "jwt",
-        rf"(?<![{_B64URL}])eyJ[{_B64URL}]{{8,}}\.ey[{_B64URL}]{{8,}}\.[{_B64URL}]*",
-    ),
-    # Before OpenAI: both start with `sk-`.
-    _pattern("anthropic-key", rf"(?<![{_B64URL}])sk-ant-[{_B64URL}]{{20,}}"),
-    _pattern(
-        "openai-key",
-        rf"""(?<![{_B64URL}])sk-(?!ant-)
-            (?:
-                (?:proj|svcacct|admin|None)-(?=[A-Za-z_-]*[0-9])[{_B64URL}]{{20,}}
-              | (?=[A-Za-z]*[0-9])[A-Za-z0-9]{{32,}}   # legacy: 48 alphanumerics
-            )
-            (?![{_B64URL}])""",
-    ),
-    _pattern(
-        "github-token",
-        r"""(?<![A-Za-z0-9_])
-            (?:gh[pousr]_[A-Za-z0-9]{36,255}
-              | github_pat_[A-Za-z0-9]{20,}_[A-Za-z0-9]{40,})
-            (?![A-Za-z0-9_])""",
-    ),
-    _pattern(
-        "gitlab-token",
-        # pat: personal/project/group, dt: deploy, rt/rtr: runner, cbt: CI build,
-        # ptt: pipeline trigger, ft: feed, imt: incoming mail, agent: k8s agent,
-        # oas: OAuth app secret, soat: SCIM, ffct: feature flags, wt: workspace.
-        # Newer routable tokens carry `.`-separated parts.
-        rf"""(?<![{_B64URL}])
-            gl(?:pat|dt|rtr|rt|cbt|ptt|ft|imt|agent|oas|soat|ffct|wt)-
-            [{_B64URL}]{{20,}}(?:\.[{_B64URL}]+)*""",
-    ),
-    # The host stays, so the entry still says a Slack webhook was involved.
-    _pattern(
-        "slack-webhook",
-        r"""hooks\.slack\.com/(?:services|workflows|triggers)/
-            (?P<value>[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)+)""",
-    ),
-    # Real tokens carry numeric ids right after the prefix; `xoxb-your-token` does not.
-    _pattern(
-        "slack-token",
-        r"""(?<![A-Za-z0-9_.-])
-            (?:(?:xoxe\.)?xox[abeoprs]|xapp)-[0-9]+-[A-Za-z0-9-]{8,}""",
-    ),
-    _pattern(
-        "stripe-key",
-        r"""(?<![A-Za-z0-9_])
-            (?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,} | whsec_[A-Za-z0-9]{24,})
-            (?![A-Za-z0-9_])""",
-    ),
-    _pattern("google-api-key", rf"(?<![{_B64URL}])AIza[{_B64URL}]{{35}}(?![{_B64URL}])"),
-    _pattern("aws-access-key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-    _pattern(
-        "token",
-        r"""(?<![A-Za-z0-9_-])
-            (?:npm_[A-Za-z0-9]{36} | pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})
-            (?![A-Za-z0-9_-])""",
-    ),
-    # AWS secrets are 40 base64 characters with no prefix: only the key says what they are.
-    _pattern(
-        "aws-secret-key",
-        r"""(?i:(?:aws_?)?secret_?access_?key)["'`]?[ \t]*(?::=|=>|[:=])[ \t]*["'`]?
-            (?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
-    ),
-    # The password runs to the last `@` before the host, since people do not escape `@`.
-    # A redaction marker cannot be a password: brackets are not password characters here.
-    _pattern(
-        "url-password",
-        r"""(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://
-            [^\s:/@?#"'`<>\[\]]*:
-            (?P<value>(?![${]|%s@|%\(|\*+@)[^\s/?"'`<>\[\]]+)
-            @[^\s/?#@"'`<>]""",
-    ),
-    # `Authorization: Basic dXNlcjpwYXNz`, `-H "Authorization: Bearer …"`. The scheme is
-    # required so that "Authorization: required for all endpoints" stays; the credential
-    # must have a digit or an inner capital, which base64 and random tokens have and
-    # English words do not.
-    _pattern(
-        "token",
-        r"""(?i:authorization)["'`]?[ \t]*[:=][ \t]*["'`]?
-            (?i:bearer|basic|token|bot)[ \t]+
-            (?P<value>
-                (?=[A-Za-z0-9._~+/-]{8})
-                (?=[A-Za-z0-9._~+/=-]*?[0-9]|.[A-Za-z0-9._~+/=-]*?[A-Z])
-                [A-Za-z0-9._~+/-]+=*)""",
-    ),
-    _pattern(
-        "token",
-        r"""(?<![A-Za-z0-9_-])[Bb]earer[ \t]+
-            (?P<value>
-                (?=[A-Za-z0-9._~+/-]{16})
-                (?=[A-Za-z0-9._~+/=-]*?[0-9]|.[A-Za-z0-9._~+/=-]*?[A-Z])
-                [A-Za-z0-9._~+/-]+=*)""",
-    ),
-    _pattern(
-        "password",
-        r"""\bcurl\b[^\n]{0,1000}?[ \t](?:-u|--user)[ \t=]+["']?[^\s:"'@\[\]]+:
-            (?P<value>(?![$%{*])[^\s"'\[\]]+)""",
-    ),
-    # Key/value assignments last: the more specific names above win when the value is a
-    # recognisable token (`GITHUB_TOKEN=ghp_…` is a github-token).
-    *(p for name, kw in _KEYWORDS.items() for p in _assignments(name, kw)),
-    *(_env_assignment(name, kw) for name, kw in _ENV_KEYWORDS.items()),
-    *(_colon_assignment(name, kw) for name, kw in _KEYWORDS.items()),
+
+def _build_table() -> tuple[SecretPattern, ...]:
+    return (
+        # First: a key block contains base64 that other patterns would match piecemeal.
+        _pattern(
+            "private-key",
+            r"""-----BEGIN[ A-Z0-9]*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----
+                .*?
+                (?:-----END[ A-Z0-9]*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----|\Z)""",
+            re.DOTALL,
+        ),
+        # Before the vendor keys and `Bearer`: a JWT is the more precise description.
+        _pattern(
+            "jwt",
+            rf"(?<![{_B64URL}])eyJ[{_B64URL}]{{8,}}\.ey[{_B64URL}]{{8,}}\.[{_B64URL}]*",
+        ),
+        # Before OpenAI: both start with `sk-`.
+        _pattern("anthropic-key", rf"(?<![{_B64URL}])sk-ant-[{_B64URL}]{{20,}}"),
+        _pattern(
+            "openai-key",
+            rf"""(?<![{_B64URL}])sk-(?!ant-)
+                (?:
+                    (?:proj|svcacct|admin|None)-(?=[A-Za-z_-]*[0-9])[{_B64URL}]{{20,}}
+                  | (?=[A-Za-z]*[0-9])[A-Za-z0-9]{{32,}}   # legacy: 48 alphanumerics
+                )
+                (?![{_B64URL}])""",
+        ),
+        _pattern(
+            "github-token",
+            r"""(?<![A-Za-z0-9_])
+                (?:gh[pousr]_[A-Za-z0-9]{36,255}
+                  | github_pat_[A-Za-z0-9]{20,}_[A-Za-z0-9]{40,})
+                (?![A-Za-z0-9_])""",
+        ),
+        _pattern(
+            "gitlab-token",
+            # pat: personal/project/group, dt: deploy, rt/rtr: runner, cbt: CI build,
+            # ptt: pipeline trigger, ft: feed, imt: incoming mail, agent: k8s agent,
+            # oas: OAuth app secret, soat: SCIM, ffct: feature flags, wt: workspace.
+            # Newer routable tokens carry `.`-separated parts.
+            rf"""(?<![{_B64URL}])
+                gl(?:pat|dt|rtr|rt|cbt|ptt|ft|imt|agent|oas|soat|ffct|wt)-
+                [{_B64URL}]{{20,}}(?:\.[{_B64URL}]+)*""",
+        ),
+        # The host stays, so the entry still says a Slack webhook was involved.
+        _pattern(
+            "slack-webhook",
+            r"""hooks\.slack\.com/(?:services|workflows|triggers)/
+                (?P<value>[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)+)""",
+        ),
+        # Real tokens carry numeric ids right after the prefix; `xoxb-your-token` does not.
+        _pattern(
+            "slack-token",
+            r"""(?<![A-Za-z0-9_.-])
+                (?:(?:xoxe\.)?xox[abeoprs]|xapp)-[0-9]+-[A-Za-z0-9-]{8,}""",
+        ),
+        _pattern(
+            "stripe-key",
+            r"""(?<![A-Za-z0-9_])
+                (?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,} | whsec_[A-Za-z0-9]{24,})
+                (?![A-Za-z0-9_])""",
+        ),
+        _pattern("google-api-key", rf"(?<![{_B64URL}])AIza[{_B64URL}]{{35}}(?![{_B64URL}])"),
+        _pattern("aws-access-key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        _pattern(
+            "token",
+            r"""(?<![A-Za-z0-9_-])
+                (?:npm_[A-Za-z0-9]{36} | pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})
+                (?![A-Za-z0-9_-])""",
+        ),
+        # AWS secrets are 40 base64 characters with no prefix: only the key says what they are.
+        _pattern(
+            "aws-secret-key",
+            r"""(?i:(?:aws_?)?secret_?access_?key)["'`]?[ \t]*(?::=|=>|[:=])[ \t]*["'`]?
+                (?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
+        ),
+        # The password runs to the last `@` before the host, since people do not escape `@`.
+        # A redaction marker cannot be a password: brackets are not password characters here.
+        _pattern(
+            "url-password",
+            r"""(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://
+                [^\s:/@?#"'`<>\[\]]*:
+                (?P<value>(?![${]|%s@|%\(|\*+@)[^\s/?"'`<>\[\]]+)
+                @[^\s/?#@"'`<>]""",
+        ),
+        # `Authorization: Basic dXNlcjpwYXNz`, `-H "Authorization: Bearer …"`. The scheme is
+        # required so that "Authorization: required for all endpoints" stays; the credential
+        # must have a digit or an inner capital, which base64 and random tokens have and
+        # English words do not.
+        _pattern(
+            "token",
+            r"""(?i:authorization)["'`]?[ \t]*[:=][ \t]*["'`]?
+                (?i:bearer|basic|token|bot)[ \t]+
+                (?P<value>
+                    (?=[A-Za-z0-9._~+/-]{8})
+                    (?=[A-Za-z0-9._~+/=-]*?[0-9]|.[A-Za-z0-9._~+/=-]*?[A-Z])
+                    [A-Za-z0-9._~+/-]+=*)""",
+        ),
+        _pattern(
+            "token",
+            r"""(?<![A-Za-z0-9_-])[Bb]earer[ \t]+
+                (?P<value>
+                    (?=[A-Za-z0-9._~+/-]{16})
+                    (?=[A-Za-z0-9._~+/=-]*?[0-9]|.[A-Za-z0-9._~+/=-]*?[A-Z])
+                    [A-Za-z0-9._~+/-]+=*)""",
+        ),
+        _pattern(
+            "password",
+            r"""\bcurl\b[^\n]{0,1000}?[ \t](?:-u|--user)[ \t=]+["']?[^\s:"'@\[\]]+:
+                (?P<value>(?![$%{*])[^\s"'\[\]]+)""",
+        ),
+        # Key/value assignments last: the more specific names above win when the value is a
+        # recognisable token (`GITHUB_TOKEN=ghp_…` is a github-token).
+        *(p for name, kw in _KEYWORDS.items() for p in _assignments(name, kw)),
+        *(_env_assignment(name, kw) for name, kw in _ENV_KEYWORDS.items()),
+        *(_colon_assignment(name, kw) for name, kw in _KEYWORDS.items()),
+    )
+
+
+_TABLE: tuple[SecretPattern, ...] | None = None
+
+
+def _table() -> tuple[SecretPattern, ...]:
+    """The patterns, compiled on first use: compiling them costs a hook about 20 ms,
+    which `might_hold_secret` lets the tool-call check skip for ordinary text."""
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = _build_table()
+    return _TABLE
+
+
+if TYPE_CHECKING:
+    #: Every kind of secret, in the order they are tried (compiled on first use).
+    SECRET_PATTERNS: tuple[SecretPattern, ...]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SECRET_PATTERNS":
+        return _table()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# Every pattern of the table needs one of these in the text: a vendor prefix, a keyword
+# that ends a key, a credential-bearing URL, a header or a key block. Text without any of
+# them holds nothing the table would replace (a property test holds the two together),
+# so the hook path can skip compiling the table. Extend it with every new pattern.
+_HINT = regexcache.compile(
+    r"(?i:pass|pwd|token|secret|api[_-]?key|authorization|bearer)"
+    r"|-----BEGIN|eyJ|(?:sk|rk|pk)[-_]|whsec_|gh[pousr]_|github_pat_|gl[a-z]{2,5}-"
+    r"|hooks\.slack\.com|xox|xapp-|AIza|AKIA|ASIA|npm_|pypi-|://|curl"
 )
 
 
-@dataclass(frozen=True, slots=True)
+def might_hold_secret(text: str) -> bool:
+    """False when `redact(text)` is certainly `text`: cheap, and no table compiled."""
+    return _HINT.search(text) is not None
+
+
 class _Marker:
     """A ``[REDACTED:name]`` in the text being redacted, and where its secret was."""
 
-    start: int  # in the redacted text
-    end: int
-    name: str
-    source_start: int  # in the original text
-    source_end: int
+    __slots__ = ("end", "name", "source_end", "source_start", "start")
+
+    def __init__(self, start: int, end: int, name: str, source_start: int, source_end: int) -> None:
+        self.start, self.end, self.name = start, end, name  # start, end: in the redacted text
+        self.source_start, self.source_end = source_start, source_end  # in the original
 
 
 def _scan(text: str) -> tuple[str, list[_Marker]]:
@@ -356,7 +413,9 @@ def _scan(text: str) -> tuple[str, list[_Marker]]:
     """
     current = text
     markers: list[_Marker] = []
-    for pattern in SECRET_PATTERNS:
+    if not might_hold_secret(text):
+        return text, markers
+    for pattern in _table():
         found = _search(pattern, current, markers)
         if found:
             current, markers = _replace(current, markers, found)
