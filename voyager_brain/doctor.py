@@ -49,6 +49,7 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
         _check_templates,
         _check_tmp,
         _check_git,
+        _check_history,
     ):
         findings.extend(check(top, repair, clock))
     return findings
@@ -248,3 +249,39 @@ def _check_git(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
             "the merge driver and leaves the brain files conflicted",
             "activate the environment voyager-brain is installed in, or install it with pipx",
         )
+
+
+def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    """history.db (personal, seed 003) opens, and this project's rules.toml loads."""
+    import os
+
+    from .errors import HistoryError
+    from .guard import db as gdb
+    from .guard.teamrules import FILE, sync_team_rules
+    from .paths import history_file
+
+    path = history_file()
+    if not os.path.exists(path) and not (top / FILE).exists():
+        yield Finding("ok", f"{path} does not exist yet; the first hook or rule creates it")
+        return
+    try:
+        db = gdb.open_database(path)
+    except HistoryError as exc:
+        hint = (
+            "until then the guard lets every tool call through (or denies every one, with"
+            ' guard_fail = "closed" in config.toml)'
+        )
+        yield Finding("error", str(exc), hint)
+        return
+    try:
+        rules = db.execute("SELECT COUNT(*) FROM rules WHERE active = 1").fetchone()[0]
+        calls = db.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0]
+        yield Finding("ok", f"{path}: {rules} active guard rules, {calls} tool calls recorded")
+        if (top / FILE).exists():
+            problems = sync_team_rules(db, str(top.resolve()), force=True)
+            for problem in problems:
+                yield Finding("error", problem, f"fix {FILE}; the other rules still apply")
+            if not problems:
+                yield Finding("ok", f"{FILE} loads cleanly")
+    finally:
+        db.close()

@@ -5,7 +5,8 @@ User errors (`BrainError`, unreadable files) are one line on stderr and exit cod
 click's own usage errors exit 2 as well. Open `common.py` first, then the module named
 for the command: `session` (init, status, add, compact), `state` (save, show, import),
 `context`, `memory` (brain, memory ...), `git` (diff, log, blame, commit, install git,
-merge-driver), `integrations` (hook, install claude), `doctor`, `demo`.
+merge-driver), `integrations` (hook, install claude), `rules` and `history` (guard rules
+and the session history), `doctor`, `demo`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,36 @@ from __future__ import annotations
 from typing import NoReturn
 
 # Importing a module registers its commands on the group.
-from . import context, demo, doctor, git, integrations, memory, session, state
+from . import (
+    context,
+    demo,
+    doctor,
+    git,
+    history,
+    integrations,
+    memory,
+    rules,
+    session,
+    state,
+    suggest,
+)
 from .common import cli
 
 __all__ = ["cli", "main"]
 
-_COMMAND_MODULES = (context, demo, doctor, git, integrations, memory, session, state)
+_COMMAND_MODULES = (
+    context,
+    demo,
+    doctor,
+    git,
+    history,
+    integrations,
+    memory,
+    rules,
+    session,
+    state,
+    suggest,
+)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

@@ -23,16 +23,35 @@ def hook() -> None:
 
 
 @hook.command(name="claude")
-@click.argument("event", type=click.Choice(["session-start", "stop", "pre-compact", "session-end"]))
+@click.argument(
+    "event",
+    type=click.Choice(
+        [
+            "session-start",
+            "stop",
+            "pre-compact",
+            "session-end",
+            "pre-tool-use",
+            "post-tool-use",
+            "post-tool-use-failure",
+            "user-prompt-submit",
+        ]
+    ),
+)
 def hook_claude(event: str) -> None:
-    """Claude Code lifecycle hooks, reading the hook's JSON on stdin.
+    """Claude Code hooks, reading the hook's JSON on stdin.
 
     \b
-    session-start  load; print the context as additionalContext
-    stop           record a loop_status entry for the turn
-    pre-compact    compact brain.md
-    session-end    persist; count the session in brain.json; commit the brain
-                   files when config.toml says auto_commit = true
+    session-start          load; print the context as additionalContext
+    stop                   record a loop_status entry for the turn
+    pre-compact            compact brain.md
+    session-end            persist; count the session in brain.json; commit the
+                           brain files when config.toml says auto_commit = true
+    pre-tool-use           check the call against the guard rules: deny (block),
+                           warn, or nothing; record it in history.db
+    post-tool-use          record the tool's result
+    post-tool-use-failure  record the tool's failure
+    user-prompt-submit     record the user's message
     """
     from ..integrations.claude import run
 

@@ -12,6 +12,10 @@ SessionEnd     session_end         persist(); count the session in brain.json;
                                    auto-memory (detached)
 =============  ==================  ============================================
 
+The tool-call events (PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit:
+the guard rules and the session history of seed 003) are in `claude_guard`; Stop and
+SessionEnd also close the session there.
+
 Each hook is its own process, reading the hook's JSON from stdin (``session_id``,
 ``transcript_path``, ``cwd``, ``hook_event_name``). A session is Claude Code's
 ``session_id``: its turns are counted in ``.voyager/cache/sessions.json`` (ignored by
@@ -28,8 +32,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .. import repo, storage
-from ..errors import BrainError
+from . import claude_guard
 from .cached import session_start_output
+from .hookio import HookInputError, read_payload
 
 # typing.TYPE_CHECKING without importing typing: hooks pay for every import.
 TYPE_CHECKING = False
@@ -43,24 +48,8 @@ EVENTS = {
     "pre-compact": "PreCompact",
     "session-end": "SessionEnd",
 }
+__all__ = ["EVENTS", "HANDLERS", "HookInputError", "read_payload", "run"]
 SOURCE = "claude-code"
-
-
-class HookInputError(BrainError):
-    """The hook's stdin is not the JSON object Claude Code sends."""
-
-
-def read_payload(stream: TextIO) -> dict[str, Any]:
-    text = stream.read()
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise HookInputError(
-            f"stdin: not valid JSON ({exc.msg}); expected the hook's JSON"
-        ) from None
-    if not isinstance(data, dict):
-        raise HookInputError("stdin: expected a JSON object")
-    return data
 
 
 def _manager(payload: Mapping[str, Any], auto_compact: bool = False) -> Any:
@@ -268,12 +257,32 @@ def run(
     event: str, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr
 ) -> int:
     """Run one hook. Always returns 0: a hook must never break the agent."""
+    if event in claude_guard.EVENTS:
+        return claude_guard.run(event, stdin, stdout, stderr)
     try:
         handler = HANDLERS.get(event)
         if handler is None:
-            raise HookInputError(f"unknown event {event!r}; expected one of {', '.join(EVENTS)}")
-        handler(read_payload(stdin), stdout)
+            known = ", ".join([*EVENTS, *claude_guard.EVENTS])
+            raise HookInputError(f"unknown event {event!r}; expected one of {known}")
+        payload = read_payload(stdin)
     except Exception as exc:  # any failure: one line on stderr, never a broken agent
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        stderr.write(f"voyager-brain hook claude {event}: {message}\n")
+        _report(event, exc, stderr)
+        return 0
+    try:
+        handler(payload, stdout)
+    except Exception as exc:
+        _report(event, exc, stderr)
+    if event in ("stop", "session-end"):
+        # The session in the history (seed 003) ends, whatever happened to brain.md.
+        try:
+            from .claude_guard import close_session
+
+            close_session(payload, "completed")
+        except Exception as exc:
+            _report(event, exc, stderr)
     return 0
+
+
+def _report(event: str, exc: BaseException, stderr: TextIO) -> None:
+    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    stderr.write(f"voyager-brain hook claude {event}: {message}\n")

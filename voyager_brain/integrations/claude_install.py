@@ -13,7 +13,12 @@ from typing import Any
 from .. import storage
 from ..errors import CorruptFileError
 from ..paths import voyager_home
-from .claude import EVENTS
+from . import claude, claude_guard
+
+#: Every hook we install: our event name -> Claude Code's.
+EVENTS = {**claude.EVENTS, **claude_guard.EVENTS}
+#: Tool events take a matcher; ours sees every tool.
+MATCHED = {"PreToolUse", "PostToolUse", "PostToolUseFailure"}
 
 COMMAND = "voyager-brain hook claude"
 
@@ -56,7 +61,8 @@ def install_claude_hooks(path: Path, *, uninstall: bool = False) -> bool:
                 if inner or not any(_ours(h) for h in group.get("hooks", [])):
                     kept.append({**group, "hooks": inner})
             if not uninstall:
-                kept.append({"hooks": [{"type": "command", "command": f"{COMMAND} {event}"}]})
+                group = {"hooks": [{"type": "command", "command": f"{COMMAND} {event}"}]}
+                kept.append({"matcher": "*", **group} if name in MATCHED else group)
             if kept:
                 hooks[name] = kept
             else:

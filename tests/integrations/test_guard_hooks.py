@@ -1,0 +1,347 @@
+"""Claude Code's tool-call hooks as real processes over a real history.db: the guard's
+decisions with their exact output, what is recorded, and failing open or closed.
+
+Payloads are the recorded fixtures in tests/fixtures/claude/ (see README.md there)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude"
+SESSION = "9b1c2f7e-4d3a-4e55-9a61-0c8f2d7b1a10"
+
+
+def payload(event: str, cwd: Path, **changes: Any) -> str:
+    data = json.loads((FIXTURES / f"{event}.json").read_text())
+    data["cwd"] = str(cwd)
+    data["transcript_path"] = str(FIXTURES / "transcript.jsonl")
+    data.update(changes)
+    return json.dumps(data)
+
+
+def hook(event: str, cwd: Path, stdin: str, env: dict[str, str] | None = None) -> Any:
+    return subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "claude", event],
+        input=stdin,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def call(repo: Path, tool: str, tool_input: dict[str, Any], **changes: Any) -> Any:
+    return hook(
+        "pre-tool-use",
+        repo,
+        payload("pre-tool-use", repo, tool_name=tool, tool_input=tool_input, **changes),
+    )
+
+
+def add(repo: Path, *args: str) -> int:
+    done = run_cli("rules", "add", *args, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)
+
+
+def history(isolated_env: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(isolated_env / "history.db")
+    db.row_factory = sqlite3.Row
+    return db
+
+
+PIP = ("--pattern", r"\bpip\s+install\b", "--description", "Use uv, never pip", "--tool", "Bash")
+
+
+def test_block_prints_exactly_a_deny_with_every_rule_named(repo: Path) -> None:
+    rule = add(repo, *PIP, "--problem", "pip bypasses uv.lock", "--solution", "uv add PACKAGE")
+    done = call(repo, "Bash", {"command": "pip install requests"})
+    assert done.returncode == 0
+    assert done.stderr == ""
+    reason = (
+        "voyager-brain guard blocked this Bash call.\n"
+        f"- Rule {rule} (block): Use uv, never pip\n"
+        "  Problem: pip bypasses uv.lock\n"
+        "  Solution: uv add PACKAGE\n"
+        "Do not retry the same call; follow the solution above or ask the user."
+    )
+    expected = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+    assert done.stdout == json.dumps(expected) + "\n"
+
+
+def test_warn_never_decides_permission_and_tells_agent_and_user(repo: Path) -> None:
+    rule = add(
+        repo, "--pattern", "git push", "--description", "Pushes need a review", "--action", "warn"
+    )
+    done = call(repo, "Bash", {"command": "git push origin main"})
+    text = (
+        "voyager-brain guard warns about this Bash call.\n"
+        f"- Rule {rule} (warn): Pushes need a review"
+    )
+    expected = {
+        "systemMessage": text,
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text},
+    }
+    assert done.returncode == 0
+    assert done.stdout == json.dumps(expected) + "\n"
+    assert "permissionDecision" not in done.stdout
+
+
+def test_log_match_allows_silently_and_is_recorded(repo: Path, isolated_env: Path) -> None:
+    rule = add(repo, "--pattern", "ls", "--description", "Count listings", "--action", "log")
+    done = call(repo, "Bash", {"command": "ls -la"})
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    db = history(isolated_env)
+    triggers = db.execute("SELECT rule_id, action_taken FROM rule_triggers").fetchall()
+    assert [tuple(t) for t in triggers] == [(rule, "log")]
+
+
+def test_no_match_prints_nothing_and_records_the_call(repo: Path, isolated_env: Path) -> None:
+    add(repo, *PIP)
+    done = call(repo, "Bash", {"command": "uv add requests"})
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    db = history(isolated_env)
+    row = db.execute("SELECT tool, input, external_id FROM tool_calls").fetchone()
+    assert row["tool"] == "Bash"
+    assert json.loads(row["input"]) == {"command": "uv add requests"}
+    assert row["external_id"] == "toolu_01ABC123"
+    assert db.execute("SELECT COUNT(*) FROM rule_triggers").fetchone()[0] == 0
+    session = db.execute("SELECT external_id, status FROM sessions").fetchone()
+    assert tuple(session) == (SESSION, "active")
+    project = db.execute("SELECT path, name FROM projects").fetchone()
+    assert tuple(project) == (os.path.realpath(repo), repo.name)
+
+
+def test_a_double_quoted_secret_in_write_content_is_caught(repo: Path) -> None:
+    # In a JSON dump of the input the quotes would read \" and the pattern would miss.
+    add(repo, "--pattern", 'password = "', "--description", "No literal passwords")
+    content = 'DB = connect(password = "hunter2-staging")\n'
+    done = call(repo, "Write", {"file_path": str(repo / "db.py"), "content": content})
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_bash_only_rule_never_sees_write_content(repo: Path) -> None:
+    add(repo, *PIP)
+    done = call(repo, "Write", {"file_path": "notes.md", "content": "run pip install x"})
+    assert done.stdout == ""
+    done = call(repo, "Bash", {"command": "pip install x"})
+    assert "deny" in done.stdout
+
+
+def test_edit_fields_are_matched_one_by_one(repo: Path) -> None:
+    add(repo, "--pattern", "^TODO$", "--description", "No bare TODO lines", "--tool", "Edit")
+    edit = {"file_path": "a.py", "old_string": "x = 1", "new_string": "TODO"}
+    assert "deny" in call(repo, "Edit", edit).stdout
+    edit = {"file_path": "a.py", "old_string": "x = 1", "new_string": "TODO: later"}
+    assert call(repo, "Edit", edit).stdout == ""
+
+
+def test_mcp_tools_expose_every_string_value(repo: Path) -> None:
+    add(repo, "--pattern", "DROP TABLE", "--description", "No dropping tables")
+    tool_input = {"query": {"sql": ["SELECT 1", "DROP TABLE users"]}, "limit": 5}
+    assert "deny" in call(repo, "mcp__db__run", tool_input).stdout
+
+
+def test_block_beats_warn_and_both_reasons_are_listed(repo: Path, isolated_env: Path) -> None:
+    warn = add(repo, "--pattern", "requests", "--description", "HTTP client", "--action", "warn")
+    block = add(repo, *PIP, "--priority", "5")
+    done = call(repo, "Bash", {"command": "pip install requests"})
+    reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert f"- Rule {block} (block): Use uv, never pip" in reason
+    assert f"- Rule {warn} (warn): HTTP client" in reason
+    assert reason.index(f"Rule {block}") < reason.index(f"Rule {warn}")
+    db = history(isolated_env)
+    rows = db.execute("SELECT rule_id, action_taken FROM rule_triggers ORDER BY rule_id")
+    assert sorted(tuple(r) for r in rows) == sorted([(warn, "warn"), (block, "block")])
+
+
+def test_a_rule_set_assigned_to_one_project_does_not_fire_in_another(
+    repo: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    assert run_cli("rules", "set", "create", "python-strict", cwd=repo).returncode == 0
+    assert run_cli("rules", "set", "assign", "python-strict", cwd=repo).returncode == 0
+    add(repo, *PIP, "--set", "python-strict")
+    assert "deny" in call(repo, "Bash", {"command": "pip install x"}).stdout
+    assert call(other, "Bash", {"command": "pip install x"}, tool_use_id="t2").stdout == ""
+
+
+def test_disabled_rules_do_not_fire(repo: Path) -> None:
+    rule = add(repo, *PIP)
+    assert run_cli("rules", "disable", str(rule), cwd=repo).returncode == 0
+    assert call(repo, "Bash", {"command": "pip install x"}).stdout == ""
+
+
+def test_catastrophic_pattern_decides_within_a_second(repo: Path, isolated_env: Path) -> None:
+    rule = add(repo, "--pattern", "(a+)+$", "--description", "Nested repetition")
+    start = time.monotonic()
+    done = call(repo, "Bash", {"command": "a" * 30 + "!"})
+    assert time.monotonic() - start < 1.0 + 1.0  # the interpreter's own start included
+    assert done.returncode == 0
+    assert done.stdout == ""  # no match: the input ends with "!"
+    assert call(repo, "Bash", {"command": "aaaa"}, tool_use_id="t9").stdout != ""
+    assert rule
+
+
+def test_fail_open_when_the_database_is_corrupt(repo: Path, isolated_env: Path) -> None:
+    (isolated_env / "history.db").write_bytes(b"this is not a database" * 200)
+    done = call(repo, "Bash", {"command": "pip install x"})
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1
+    assert "history.db" in done.stderr and "not a SQLite database" in done.stderr
+
+
+def test_fail_closed_denies_with_the_error_as_reason(repo: Path, isolated_env: Path) -> None:
+    (repo / ".voyager").mkdir()
+    (repo / ".voyager" / "config.toml").write_text('guard_fail = "closed"\n')
+    (isolated_env / "history.db").write_bytes(b"this is not a database" * 200)
+    done = call(repo, "Bash", {"command": "ls"})
+    assert done.returncode == 0
+    output = json.loads(done.stdout)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    assert "could not check this call" in output["permissionDecisionReason"]
+    assert "not a SQLite database" in output["permissionDecisionReason"]
+
+
+def test_fail_open_when_the_database_is_locked(repo: Path, isolated_env: Path) -> None:
+    add(repo, *PIP)
+    holder = sqlite3.connect(isolated_env / "history.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        start = time.monotonic()
+        done = call(repo, "Bash", {"command": "pip install x"})
+        waited = time.monotonic() - start
+    finally:
+        holder.execute("ROLLBACK")
+    assert done.returncode == 0 and done.stdout == ""
+    assert "locked" in done.stderr
+    assert waited < 30
+
+
+def test_a_newer_database_is_refused_and_left_unchanged(repo: Path, isolated_env: Path) -> None:
+    path = isolated_env / "history.db"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version = 999")
+    db.close()
+    before = path.read_bytes()
+    done = call(repo, "Bash", {"command": "ls"})
+    assert done.returncode == 0 and done.stdout == ""
+    assert "newer than this voyager-brain" in done.stderr
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    ["", "not json", "[1, 2]", json.dumps({"session_id": "s"}), json.dumps({"tool_name": "Bash"})],
+)
+def test_bad_stdin_allows_with_one_line_and_writes_nothing(
+    repo: Path, isolated_env: Path, stdin: str
+) -> None:
+    add(repo, *PIP)
+    done = hook("pre-tool-use", repo, stdin)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("voyager-brain hook claude")
+    assert history(isolated_env).execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0] == 0
+
+
+def test_post_tool_use_records_the_result_on_the_checked_call(
+    repo: Path, isolated_env: Path
+) -> None:
+    call(repo, "Bash", {"command": "pip install requests"})
+    done = hook("post-tool-use", repo, payload("post-tool-use", repo))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    db = history(isolated_env)
+    rows = db.execute("SELECT output, success, duration_ms FROM tool_calls").fetchall()
+    assert len(rows) == 1
+    assert rows[0]["output"] == "Successfully installed requests-2.32.3"
+    assert rows[0]["success"] == 1
+    assert rows[0]["duration_ms"] is not None and rows[0]["duration_ms"] >= 0
+
+
+def test_post_tool_use_failure_sets_success_0(repo: Path, isolated_env: Path) -> None:
+    call(repo, "Bash", {"command": "npm test"})
+    hook("post-tool-use-failure", repo, payload("post-tool-use-failure", repo))
+    row = history(isolated_env).execute("SELECT output, success FROM tool_calls").fetchone()
+    assert tuple(row) == ("Command exited with non-zero status code 1", 0)
+
+
+def test_outputs_are_truncated_and_redacted(repo: Path, isolated_env: Path) -> None:
+    (repo / ".voyager").mkdir()
+    (repo / ".voyager" / "config.toml").write_text("tool_output_limit = 100\n")
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    response = {"stdout": f"export GITHUB_TOKEN={token}\n" + "x" * 500, "stderr": ""}
+    hook("post-tool-use", repo, payload("post-tool-use", repo, tool_response=response))
+    output = history(isolated_env).execute("SELECT output FROM tool_calls").fetchone()[0]
+    assert token not in output and "[REDACTED:github-token]" in output
+    assert output.endswith("bytes in all]")
+    assert len(output.split("\n[truncated")[0].encode()) <= 100
+
+
+def test_prompt_and_stop_record_and_close_the_session(repo: Path, isolated_env: Path) -> None:
+    hook("user-prompt-submit", repo, payload("user-prompt-submit", repo))
+    call(repo, "Bash", {"command": "uv add requests"})
+    done = hook("stop", repo, payload("pre-tool-use", repo, hook_event_name="Stop"))
+    assert done.returncode == 0
+    db = history(isolated_env)
+    session = db.execute("SELECT task, status, ended_at FROM sessions").fetchone()
+    assert session["task"] == "Add the requests package and write a client for the API"
+    assert session["status"] == "completed" and session["ended_at"]
+    roles = [r[0] for r in db.execute("SELECT role FROM messages ORDER BY id")]
+    assert roles == ["user", "assistant"]
+    # The next call in the same session opens it again.
+    call(repo, "Bash", {"command": "ls"}, tool_use_id="t3")
+    status = db.execute("SELECT status, ended_at FROM sessions").fetchone()
+    assert tuple(status) == ("active", None)
+
+
+def test_install_adds_the_tool_hooks_with_a_matcher(repo: Path) -> None:
+    assert run_cli("install", "claude", cwd=repo).returncode == 0
+    settings = json.loads((repo / ".claude" / "settings.json").read_text())
+    hooks = settings["hooks"]
+    assert hooks["PreToolUse"] == [
+        {
+            "matcher": "*",
+            "hooks": [{"type": "command", "command": "voyager-brain hook claude pre-tool-use"}],
+        }
+    ]
+    assert hooks["PostToolUse"][0]["matcher"] == "*"
+    assert hooks["PostToolUseFailure"][0]["matcher"] == "*"
+    assert "matcher" not in hooks["UserPromptSubmit"][0]
+    # Idempotent.
+    before = (repo / ".claude" / "settings.json").read_text()
+    assert run_cli("install", "claude", cwd=repo).returncode == 0
+    assert (repo / ".claude" / "settings.json").read_text() == before
+
+
+def test_a_semantic_rule_blocks_and_records_why(repo: Path, isolated_env: Path) -> None:
+    rule = add(repo, "--type", "semantic", "--description", "never use pip install, use uv add")
+    done = call(repo, "Bash", {"command": "pip install requests"})
+    reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert f"- Rule {rule} (block): never use pip install, use uv add" in reason
+    assert "Why it matched: similarity" in reason and "pip, install" in reason
+    assert call(repo, "Bash", {"command": "uv add requests"}, tool_use_id="t2").stdout == ""
+    db = history(isolated_env)
+    reasoning = db.execute("SELECT llm_reasoning FROM rule_triggers").fetchone()[0]
+    assert reasoning.startswith("similarity ") and "(lexical)" in reasoning
+    stored = db.execute("SELECT length(embedding) FROM rule_embeddings").fetchone()[0]
+    assert stored == 384 * 4

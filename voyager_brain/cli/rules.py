@@ -1,0 +1,340 @@
+"""`rules ...`: guard rules checked before every tool call (seed 003)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import RuleError
+from .common import cli, json_option, print_json, start_folder
+
+
+@cli.group()
+def rules() -> None:
+    """Guard rules: regex or semantic rules that block, warn or log an agent's tool
+    calls, grouped in rule sets assigned to projects (kept in ~/.voyager/history.db)."""
+
+
+def _db() -> Any:
+    from ..guard.db import connect
+
+    return connect()
+
+
+def _project(ctx: click.Context, given: Path | None) -> str:
+    """The project a command is about: --project, else the repository (or folder) the
+    command runs in."""
+    from ..guard.record import project_root
+
+    folder = given if given is not None else start_folder(ctx)
+    if not folder.is_dir():
+        raise RuleError(f"{folder}: no such folder")
+    return project_root(str(folder))
+
+
+project_option = click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The project's folder (default: the repository this runs in).",
+)
+
+
+def _rule_line(rule: Any) -> str:
+    what = f"/{rule.pattern}/" if rule.type == "regex" else "semantic"
+    tool = rule.tool or "every tool"
+    state = "" if rule.active else "  (disabled)"
+    return f"{rule.id:>4}  {rule.action:<5}  {tool:<12}  {what}  {rule.description}{state}"
+
+
+@rules.command(name="add")
+@click.option("--pattern", default=None, help="A Python regex (makes a regex rule).")
+@click.option(
+    "--type",
+    "rule_type",
+    type=click.Choice(["regex", "semantic"]),
+    default=None,
+    help="regex (with --pattern) or semantic (matches the description by meaning).",
+)
+@click.option(
+    "--description", required=True, help="What the rule is for (semantic: the text matched)."
+)
+@click.option(
+    "--action", type=click.Choice(["block", "warn", "log"]), default="block", show_default=True
+)
+@click.option(
+    "--tool", default=None, help="Only this tool (Bash, Write, Edit, ...); default every tool."
+)
+@click.option(
+    "--priority", type=int, default=0, show_default=True, help="Higher comes first in reasons."
+)
+@click.option("--problem", default=None, help="The problem the rule prevents (told to the agent).")
+@click.option("--solution", default=None, help="What to do instead (told to the agent).")
+@click.option("--set", "rule_set", default=None, help="Add to this rule set (default: global).")
+@json_option
+def rules_add(
+    pattern: str | None,
+    rule_type: str | None,
+    description: str,
+    action: str,
+    tool: str | None,
+    priority: int,
+    problem: str | None,
+    solution: str | None,
+    rule_set: str | None,
+    as_json: bool,
+) -> None:
+    """Add a rule and print its id."""
+    from ..guard.rules import add_rule
+
+    kind = rule_type or ("regex" if pattern is not None else "semantic")
+    if kind == "semantic" and pattern is not None:
+        raise RuleError("--pattern: a semantic rule matches its description; drop --pattern")
+    rule = add_rule(
+        _db(),
+        description=description,
+        pattern=pattern,
+        type=kind,
+        action=action,
+        tool=tool,
+        priority=priority,
+        problem=problem,
+        solution=solution,
+        rule_set=rule_set,
+    )
+    if as_json:
+        print_json(rule.to_dict())
+    else:
+        click.echo(rule.id)
+
+
+@rules.command(name="list")
+@project_option
+@click.option("--all", "show_all", is_flag=True, help="Include disabled rules.")
+@json_option
+@click.pass_context
+def rules_list(ctx: click.Context, project: Path | None, show_all: bool, as_json: bool) -> None:
+    """List rules: every rule, or with --project the ones that apply there (its rule
+    set's and the global ones)."""
+    from ..guard.rules import list_rules
+
+    db = _db()
+    path = _project(ctx, project) if project is not None else None
+    found = list_rules(db, project=path, include_inactive=show_all)
+    if as_json:
+        print_json([r.to_dict() for r in found])
+        return
+    if not found:
+        click.echo("no rules" + (" apply to " + path if path else ""))
+        return
+    for rule in found:
+        click.echo(_rule_line(rule))
+
+
+@rules.command(name="show")
+@click.argument("rule_id", type=int)
+@json_option
+def rules_show(rule_id: int, as_json: bool) -> None:
+    """Show one rule, its rule set and how often it fired."""
+    from ..guard.rules import get_rule, trigger_count
+
+    db = _db()
+    rule = get_rule(db, rule_id)
+    data = rule.to_dict()
+    data["rule_set"] = None
+    if rule.rule_set_id is not None:
+        row = db.execute("SELECT name FROM rule_sets WHERE id = ?", (rule.rule_set_id,)).fetchone()
+        data["rule_set"] = row[0] if row else None
+    data["triggers"] = trigger_count(db, rule_id)
+    if as_json:
+        print_json(data)
+        return
+    for key, value in data.items():
+        if value is not None:
+            click.echo(f"{key + ':':<18} {value}")
+
+
+def _set_active(rule_id: int, active: bool) -> None:
+    from ..guard.rules import set_active
+
+    rule = set_active(_db(), rule_id, active)
+    click.echo(f"rule {rule.id} {'enabled' if active else 'disabled'}: {rule.description}")
+
+
+@rules.command(name="enable")
+@click.argument("rule_id", type=int)
+def rules_enable(rule_id: int) -> None:
+    """Enable a rule: it is checked again before every tool call."""
+    _set_active(rule_id, True)
+
+
+@rules.command(name="disable")
+@click.argument("rule_id", type=int)
+def rules_disable(rule_id: int) -> None:
+    """Disable a rule (it stays, with its history)."""
+    _set_active(rule_id, False)
+
+
+@rules.command(name="remove")
+@click.argument("rule_id", type=int)
+def rules_remove(rule_id: int) -> None:
+    """Remove a rule; one that has fired is disabled instead, so the history stays whole."""
+    from ..guard.rules import remove_rule
+
+    if remove_rule(_db(), rule_id) == "removed":
+        click.echo(f"rule {rule_id} removed")
+    else:
+        click.echo(f"rule {rule_id} has fired before: disabled instead of removed")
+
+
+@rules.command(name="test")
+@click.option("--tool", required=True, help="The tool name (Bash, Write, Edit, mcp__x__y ...).")
+@click.option("--input", "tool_input", required=True, help="The tool's input as a JSON object.")
+@project_option
+@click.option(
+    "--embedder",
+    type=click.Choice(["lexical", "minilm"]),
+    default=None,
+    help="Match semantic rules with this embedder (default: the config's `embedder`;"
+    " hooks always match lexically). minilm needs the voyager-brain[semantic] extra.",
+)
+@json_option
+@click.pass_context
+def rules_test(
+    ctx: click.Context,
+    tool: str,
+    tool_input: str,
+    project: Path | None,
+    embedder: str | None,
+    as_json: bool,
+) -> None:
+    """Run the pre-tool-use check on a call without recording anything: the decision
+    and every matching rule."""
+    from ..config import load_config
+    from ..guard.check import evaluate, reason_text
+    from ..guard.rules import list_rules
+    from ..guard.semantic import embedder_named
+    from ..guard.teamrules import sync_team_rules
+
+    try:
+        value = json.loads(tool_input)
+    except json.JSONDecodeError as exc:
+        raise RuleError(f"--input: not valid JSON ({exc.msg} at position {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise RuleError("--input: expected a JSON object (the tool's input)")
+    path = _project(ctx, project)
+    db = _db()
+    problems = sync_team_rules(db, path)
+    config = load_config(Path(path) / ".voyager")
+    decision = evaluate(
+        list_rules(db, project=path),
+        tool,
+        value,
+        threshold=config.semantic_threshold,
+        embedder=embedder_named(embedder or config.embedder),
+    )
+    for problem in [*problems, *decision.problems]:
+        click.echo(f"voyager-brain: {problem}", err=True)
+    if as_json:
+        print_json(
+            {
+                "decision": decision.action,
+                "matches": [
+                    {**m.rule.to_dict(), "reasoning": m.reasoning} for m in decision.matches
+                ],
+            }
+        )
+        return
+    click.echo(f"decision: {decision.action}")
+    for m in decision.matches:
+        click.echo(_rule_line(m.rule) + (f"  ({m.reasoning})" if m.reasoning else ""))
+    if decision.action in ("block", "warn"):
+        click.echo("")
+        click.echo(reason_text(decision, tool))
+
+
+@rules.command(name="sync")
+@project_option
+@click.pass_context
+def rules_sync(ctx: click.Context, project: Path | None) -> None:
+    """Load the project's .voyager/rules.toml now (hooks do it when the file changes)."""
+    from ..guard.teamrules import FILE, sync_team_rules
+
+    path = _project(ctx, project)
+    if not (Path(path) / FILE).is_file():
+        raise RuleError(f"{Path(path) / FILE}: no such file")
+    problems = sync_team_rules(_db(), path, force=True)
+    for problem in problems:
+        click.echo(f"voyager-brain: {problem}", err=True)
+    click.echo(f"synced {Path(path) / FILE}")
+    if problems:
+        raise SystemExit(2)
+
+
+@rules.command(name="origin")
+@click.argument("rule_id", type=int)
+@json_option
+def rules_origin(rule_id: int, as_json: bool) -> None:
+    """Which message created a rule, and in which session's task."""
+    from ..guard.queries import rule_origin
+
+    found = rule_origin(_db(), rule_id)
+    if as_json:
+        print_json(found)
+        return
+    if found is None:
+        click.echo(f"rule {rule_id} was not created from a message")
+        return
+    click.echo(f"rule {rule_id}: {found['description']}")
+    click.echo(f"session task: {found.get('task') or '(none)'}")
+    click.echo(f"message: {found.get('content') or ''}")
+
+
+# -- rule sets ----------------------------------------------------------------------------
+
+
+@rules.group(name="set")
+def rule_set() -> None:
+    """Rule sets: groups of rules assigned to projects."""
+
+
+@rule_set.command(name="create")
+@click.argument("name")
+@click.option("--description", default=None, help="What the set is for.")
+def rule_set_create(name: str, description: str | None) -> None:
+    """Create a rule set (give it to a project with `rules set assign`)."""
+    from ..guard.rules import create_rule_set
+
+    set_id = create_rule_set(_db(), name, description)
+    click.echo(f"rule set {name} created (id {set_id})")
+
+
+@rule_set.command(name="assign")
+@click.argument("name")
+@project_option
+@click.pass_context
+def rule_set_assign(ctx: click.Context, name: str, project: Path | None) -> None:
+    """Assign a rule set to a project (its rules then apply there, with the global ones)."""
+    from ..guard.rules import assign_rule_set
+
+    path = _project(ctx, project)
+    assign_rule_set(_db(), name, path)
+    click.echo(f"rule set {name} assigned to {path}")
+
+
+@rule_set.command(name="list")
+@json_option
+def rule_set_list(as_json: bool) -> None:
+    """List rule sets, their rule counts and projects."""
+    from ..guard.rules import list_rule_sets
+
+    sets = list_rule_sets(_db())
+    if as_json:
+        print_json(sets)
+        return
+    for item in sets:
+        projects = ", ".join(item["projects"]) or "no project"
+        click.echo(f"{item['name']}: {item['rules']} rules; {projects}")

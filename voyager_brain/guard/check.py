@@ -1,0 +1,149 @@
+"""The check before a tool call: which rules match, what is decided, what is recorded.
+
+- A rule applies when it is active, belongs to the project's rule set or to none
+  (global), and names this tool or none. A regex rule matches when its pattern is found
+  in any of the values `fields.rule_fields` gives for the tool; a semantic rule when the
+  call's values are similar enough to its description (`semantic_threshold`).
+- The strongest action among the matches wins: block > warn > log > allow. A ``log``
+  match allows the call; it is only recorded. ``priority`` orders the rules in the text.
+- Every checked call is one ``tool_calls`` row, and every match one ``rule_triggers`` row
+  with its action, written in one transaction (no row half-written).
+
+Standard library only (RE2 for the rare pattern that needs it): this runs before every
+tool call an agent makes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..value import Record
+from .fields import rule_fields
+from .patterns import Compiler
+from .rules import Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: The actions by strength; the decision is the strongest matching one.
+STRENGTH = {"allow": 0, "log": 1, "warn": 2, "block": 3}
+
+
+class Match(Record):
+    """A rule that matched, and why (for semantic rules: the score and shared terms)."""
+
+    rule: Rule
+    reasoning: str | None = None
+
+
+class Decision(Record):
+    """What the check decided for one tool call."""
+
+    action: str  # block, warn, log or allow
+    matches: tuple[Match, ...] = ()
+    #: Rules that could not be checked (a pattern this engine cannot run), as one line each.
+    problems: tuple[str, ...] = ()
+    tool_call_id: int | None = None
+
+    def of(self, action: str) -> tuple[Match, ...]:
+        return tuple(m for m in self.matches if m.rule.action == action)
+
+
+def applicable(rules: list[Rule], tool: str) -> list[Rule]:
+    return [r for r in rules if r.active and (not r.tool or r.tool == tool)]
+
+
+def evaluate(
+    rules: list[Rule],
+    tool: str,
+    tool_input: Any,
+    *,
+    threshold: float = 0.45,
+    embedder: Any = None,
+) -> Decision:
+    """Match `rules` against one call; nothing is recorded. Semantic rules are matched
+    lexically unless `embedder` (a `semantic.Embedder`, e.g. the optional model) is
+    given."""
+    texts = rule_fields(tool, tool_input)
+    found: list[Match] = []
+    problems: list[str] = []
+    semantic: list[Rule] = []
+    compiler: Compiler | None = None
+    for rule in applicable(rules, tool):
+        if rule.type == "semantic":
+            semantic.append(rule)
+            continue
+        if not rule.pattern:
+            continue
+        if compiler is None:
+            compiler = Compiler()
+        matcher = compiler.compile(rule.pattern)
+        if matcher is None:
+            problems.append(f"rule {rule.id} skipped: {compiler.errors[rule.pattern]}")
+        elif any(matcher.search(text) for text in texts):
+            found.append(Match(rule))
+    if compiler is not None:
+        compiler.save()
+    if semantic and texts:
+        from .semantic import semantic_matches
+
+        by_id = {r.id: r for r in semantic}
+        for m in semantic_matches(semantic, texts, threshold, embedder=embedder):
+            found.append(Match(by_id[m.rule_id], m.reasoning))
+    found.sort(key=lambda m: (-STRENGTH[m.rule.action], -m.rule.priority, m.rule.id))
+    action = found[0].rule.action if found else "allow"
+    return Decision(action, tuple(found), tuple(problems))
+
+
+def record_check(
+    db: sqlite3.Connection,
+    decision: Decision,
+    *,
+    project: str,
+    session: str,
+    tool: str,
+    tool_input: Any,
+    tool_use_id: str | None,
+    transcript_path: str | None = None,
+) -> Decision:
+    """Write the call and its triggers (one transaction); the decision with its row id."""
+    from . import record
+    from .db import transaction
+
+    with transaction(db):
+        pid = record.project_id(db, project)
+        assert pid is not None
+        sid = record.session_id(db, session, pid, transcript_path=transcript_path)
+        record.reopen_session(db, sid)
+        # Imported from the transcript already: that row, under its own message.
+        call = record.find_tool_call(db, tool_use_id) if tool_use_id else None
+        if call is None:
+            message = record.current_assistant_message(db, sid)
+            call = record.add_tool_call(db, message, tool, tool_input, external_id=tool_use_id)
+        for m in decision.matches:
+            record.add_trigger(db, m.rule.id, call, m.rule.action, m.reasoning)
+    return decision._replace(tool_call_id=call)
+
+
+def reason_text(decision: Decision, tool: str) -> str:
+    """What the agent is told: every matching rule (blocking ones first), with its
+    problem and solution, so that it can act on it."""
+    if decision.action == "block":
+        head = f"voyager-brain guard blocked this {tool} call."
+    else:
+        head = f"voyager-brain guard warns about this {tool} call."
+    lines = [head]
+    for m in decision.matches:
+        if m.rule.action == "log":
+            continue
+        lines.append(f"- Rule {m.rule.id} ({m.rule.action}): {m.rule.description}")
+        if m.rule.problem:
+            lines.append(f"  Problem: {m.rule.problem}")
+        if m.rule.solution:
+            lines.append(f"  Solution: {m.rule.solution}")
+        if m.reasoning:
+            lines.append(f"  Why it matched: {m.reasoning}")
+    if decision.action == "block":
+        lines.append("Do not retry the same call; follow the solution above or ask the user.")
+    return "\n".join(lines)

@@ -1,0 +1,347 @@
+"""history.db: the connection, the schema of seed 003 and its migrations.
+
+The eight tables are the seed's, column for column; the only additions are nullable
+columns that let agents' own ids be found (``sessions.external_id`` and
+``transcript_path``, ``messages.external_id``, ``tool_calls.external_id``) and indexes
+for the key queries. The schema version is ``PRAGMA user_version``: migrations are a list
+of small functions, each run once, in its own transaction. The first eight are the seed's
+migration plan, so a database of the original tool (``rules`` and ``rule_embeddings``
+only, or any later shape of it) is brought up to date in place, every rule kept.
+
+Standard library only: the tool-call check opens this database before every tool call.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import sqlite3
+from collections.abc import Callable
+
+from ..errors import HistoryError
+from ..paths import history_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: How long a writer waits for another's transaction before giving up (seconds).
+BUSY_TIMEOUT = 5.0
+#: The width of a rule embedding (seed 003: ``FLOAT[384]``).
+EMBEDDING_DIM = 384
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+migration = MIGRATIONS.append
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+
+
+def _add_column(db: sqlite3.Connection, table: str, column: str, ddl: str) -> None:
+    if column not in _columns(db, table):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
+
+
+def _has_table(db: sqlite3.Connection, name: str) -> bool:
+    row = db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    return row is not None
+
+
+def vec_available(db: sqlite3.Connection) -> bool:
+    """Whether the sqlite-vec extension (``vec0``) loads into this connection."""
+    try:
+        import sqlite_vec  # type: ignore[import-not-found, unused-ignore]
+
+        db.enable_load_extension(True)
+        sqlite_vec.load(db)
+        db.enable_load_extension(False)
+    except Exception:  # not installed, or a Python built without extension loading
+        return False
+    return True
+
+
+# -- the seed's migration plan ---------------------------------------------------------
+
+
+@migration
+def m001_rule_sets(db: sqlite3.Connection) -> None:
+    """Seed step 1: create ``rule_sets`` and its "default" set. A new database first
+    gets what the original tool started from: ``rules`` and ``rule_embeddings``."""
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS rules (
+            id INTEGER PRIMARY KEY,
+            rule_set_id INTEGER,
+            type TEXT DEFAULT 'regex',
+            pattern TEXT,
+            description TEXT NOT NULL,
+            tool TEXT,
+            action TEXT DEFAULT 'block',
+            active INTEGER DEFAULT 1,
+            priority INTEGER DEFAULT 0,
+            problem TEXT,
+            solution TEXT,
+            source_message_id INTEGER,
+            created_at DATETIME DEFAULT CURRENT_TIMESTAMP,
+            FOREIGN KEY (rule_set_id) REFERENCES rule_sets(id),
+            FOREIGN KEY (source_message_id) REFERENCES messages(id)
+        )"""
+    )
+    # The original tool's first rules table had neither column.
+    _add_column(db, "rules", "problem", "TEXT")
+    _add_column(db, "rules", "solution", "TEXT")
+    if not _has_table(db, "rule_embeddings"):
+        if vec_available(db):
+            db.execute(
+                "CREATE VIRTUAL TABLE rule_embeddings USING vec0("
+                f"rule_id INTEGER PRIMARY KEY, embedding FLOAT[{EMBEDDING_DIM}])"
+            )
+        else:
+            # The same two columns; the embedding is EMBEDDING_DIM float32s, little-endian.
+            db.execute("CREATE TABLE rule_embeddings (rule_id INTEGER PRIMARY KEY, embedding BLOB)")
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS rule_sets (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            description TEXT,
+            created_at DATETIME DEFAULT CURRENT_TIMESTAMP
+        )"""
+    )
+    db.execute(
+        "INSERT OR IGNORE INTO rule_sets (name, description) VALUES ('default', 'Default rule set')"
+    )
+
+
+@migration
+def m002_rules_rule_set_id(db: sqlite3.Connection) -> None:
+    """Seed step 2: ``rules.rule_set_id`` (NULL: a global rule)."""
+    _add_column(db, "rules", "rule_set_id", "INTEGER REFERENCES rule_sets(id)")
+
+
+@migration
+def m003_projects(db: sqlite3.Connection) -> None:
+    """Seed step 3: ``projects``."""
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS projects (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            name TEXT,
+            rule_set_id INTEGER,
+            created_at DATETIME DEFAULT CURRENT_TIMESTAMP,
+            FOREIGN KEY (rule_set_id) REFERENCES rule_sets(id)
+        )"""
+    )
+
+
+@migration
+def m004_sessions(db: sqlite3.Connection) -> None:
+    """Seed step 4: ``sessions``, with the agent's session id and transcript."""
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS sessions (
+            id INTEGER PRIMARY KEY,
+            project_id INTEGER NOT NULL,
+            task TEXT,
+            started_at DATETIME DEFAULT CURRENT_TIMESTAMP,
+            ended_at DATETIME,
+            status TEXT DEFAULT 'active',
+            external_id TEXT,
+            transcript_path TEXT,
+            FOREIGN KEY (project_id) REFERENCES projects(id)
+        )"""
+    )
+    _add_column(db, "sessions", "external_id", "TEXT")
+    _add_column(db, "sessions", "transcript_path", "TEXT")
+
+
+@migration
+def m005_messages(db: sqlite3.Connection) -> None:
+    """Seed step 5: ``messages``, with the transcript entry's uuid."""
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS messages (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT,
+            timestamp DATETIME DEFAULT CURRENT_TIMESTAMP,
+            external_id TEXT,
+            FOREIGN KEY (session_id) REFERENCES sessions(id)
+        )"""
+    )
+    _add_column(db, "messages", "external_id", "TEXT")
+
+
+@migration
+def m006_tool_calls(db: sqlite3.Connection) -> None:
+    """Seed step 6: ``tool_calls``, with the agent's tool-use id."""
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS tool_calls (
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL,
+            tool TEXT NOT NULL,
+            input TEXT,
+            output TEXT,
+            success INTEGER DEFAULT 1,
+            duration_ms INTEGER,
+            timestamp DATETIME DEFAULT CURRENT_TIMESTAMP,
+            external_id TEXT,
+            FOREIGN KEY (message_id) REFERENCES messages(id)
+        )"""
+    )
+    _add_column(db, "tool_calls", "external_id", "TEXT")
+
+
+@migration
+def m007_rule_triggers(db: sqlite3.Connection) -> None:
+    """Seed step 7: ``rule_triggers``."""
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS rule_triggers (
+            id INTEGER PRIMARY KEY,
+            rule_id INTEGER NOT NULL,
+            tool_call_id INTEGER NOT NULL,
+            action_taken TEXT NOT NULL,
+            llm_reasoning TEXT,
+            timestamp DATETIME DEFAULT CURRENT_TIMESTAMP,
+            FOREIGN KEY (rule_id) REFERENCES rules(id),
+            FOREIGN KEY (tool_call_id) REFERENCES tool_calls(id)
+        )"""
+    )
+
+
+@migration
+def m008_rules_source_message_id(db: sqlite3.Connection) -> None:
+    """Seed step 8: ``rules.source_message_id``."""
+    _add_column(db, "rules", "source_message_id", "INTEGER REFERENCES messages(id)")
+
+
+@migration
+def m009_indexes(db: sqlite3.Connection) -> None:
+    """Indexes for the key queries, and uniqueness of the agents' own ids."""
+    for statement in (
+        "CREATE UNIQUE INDEX IF NOT EXISTS sessions_external_id ON sessions(external_id)",
+        "CREATE INDEX IF NOT EXISTS sessions_project ON sessions(project_id, started_at)",
+        "CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id, timestamp)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS messages_external_id ON messages(external_id)",
+        "CREATE INDEX IF NOT EXISTS tool_calls_message ON tool_calls(message_id)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS tool_calls_external_id ON tool_calls(external_id)",
+        "CREATE INDEX IF NOT EXISTS rule_triggers_tool_call ON rule_triggers(tool_call_id)",
+        "CREATE INDEX IF NOT EXISTS rule_triggers_rule ON rule_triggers(rule_id, timestamp)",
+        "CREATE INDEX IF NOT EXISTS rules_rule_set ON rules(rule_set_id, active)",
+        "CREATE INDEX IF NOT EXISTS projects_rule_set ON projects(rule_set_id)",
+    ):
+        db.execute(statement)
+
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# -- connections -------------------------------------------------------------------------
+
+#: Connections by thread and path (not threading.local: importing threading costs
+#: every tool call about a millisecond).
+_connections: dict[tuple[int, str], sqlite3.Connection] = {}
+
+
+def connect(path: str | None = None, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
+    """This thread's connection to history.db (``$VOYAGER_HOME/history.db`` unless
+    `path`), created and migrated on first use: WAL, a busy timeout, foreign keys on,
+    rows as `sqlite3.Row`. Autocommit; writers use `transaction`.
+
+    Raises `HistoryError` for a database that is corrupt, locked past the timeout, or
+    newer than this code (which is never changed).
+    """
+    key = (_thread.get_ident(), path or history_file())
+    db = _connections.get(key)
+    if db is None:
+        db = open_database(key[1], timeout=timeout)
+        _connections[key] = db
+    return db
+
+
+def close_all() -> None:
+    """Close this thread's connections (tests, and commands that switch VOYAGER_HOME)."""
+    me = _thread.get_ident()
+    for key in [k for k in _connections if k[0] == me]:
+        _connections.pop(key).close()
+
+
+def open_database(path: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
+    """A new connection to the database at `path`, migrated to `SCHEMA_VERSION`."""
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    try:
+        db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise HistoryError(f"{path}: cannot open: {exc}") from None
+    try:
+        db.row_factory = sqlite3.Row
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise HistoryError(
+                f"{path}: schema version {version} is newer than this voyager-brain "
+                f"understands ({SCHEMA_VERSION}); upgrade voyager-brain (the file is "
+                "left unchanged)"
+            )
+        db.execute("PRAGMA foreign_keys = ON")
+        if version < SCHEMA_VERSION:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode = WAL")
+            _migrate(db, path)
+        # WAL makes a commit durable at the next checkpoint rather than at once: a
+        # crash may lose the last tool calls, never corrupt the file.
+        db.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.Error as exc:
+        db.close()
+        raise HistoryError(f"{path}: {_describe(exc)}") from None
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _migrate(db: sqlite3.Connection, path: str) -> None:
+    # BEGIN IMMEDIATE takes the write lock before reading the version, so two processes
+    # starting on a new database do not both run a migration.
+    while True:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version >= SCHEMA_VERSION:
+                db.execute("COMMIT")
+                return
+            MIGRATIONS[version](db)
+            db.execute(f"PRAGMA user_version = {version + 1}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+
+def _describe(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
+        return "not a SQLite database (corrupt?); move it aside to start a new history"
+    if "locked" in text or "busy" in text:
+        return f"{text} (another process held it past the busy timeout)"
+    return text
+
+
+class transaction:
+    """``with transaction(db):`` runs the block in one write transaction (BEGIN
+    IMMEDIATE), committed at the end or rolled back on any error: no row half-written."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def sql_error(path: str, exc: sqlite3.Error) -> HistoryError:
+    """A `HistoryError` for `exc` raised while using the database at `path`."""
+    return HistoryError(f"{path}: {_describe(exc)}")

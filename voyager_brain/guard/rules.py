@@ -1,0 +1,251 @@
+"""Guard rules, rule sets and projects in history.db (seed 003).
+
+A rule is a regex (``pattern``) or a semantic match (its ``description``), for one tool
+or every tool, with an action: ``block``, ``warn`` or ``log``. Rules belong to a rule set
+or to none (global: they apply everywhere); a project is assigned at most one rule set,
+and its rules are that set's plus the global ones (the seed's key query).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..errors import RuleError
+from ..value import Record
+from .db import transaction
+from .patterns import engine_for
+from .record import project_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+ACTIONS = ("block", "warn", "log")
+TYPES = ("regex", "semantic")
+#: The seed's columns of ``rules``, in its order: what `--json` prints.
+COLUMNS = (
+    "id",
+    "rule_set_id",
+    "type",
+    "pattern",
+    "description",
+    "tool",
+    "action",
+    "active",
+    "priority",
+    "problem",
+    "solution",
+    "source_message_id",
+    "created_at",
+)
+
+
+class Rule(Record):
+    """One row of ``rules`` (the seed's columns; a database may hold more)."""
+
+    id: int
+    rule_set_id: int | None
+    type: str
+    pattern: str | None
+    description: str
+    tool: str | None
+    action: str
+    active: int
+    priority: int
+    problem: str | None
+    solution: str | None
+    source_message_id: int | None
+    created_at: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Rule:
+        """A row selected with `_SELECT` (the seed's columns, defaults filled in)."""
+        return cls._make(row)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._asdict())
+
+
+# A database of the original tool may hold NULL where the seed has a default.
+_DEFAULTS = {"type": "'regex'", "action": "'block'", "active": "1", "priority": "0"}
+_SELECT = (
+    "SELECT "
+    + ", ".join(f"COALESCE(r.{c}, {_DEFAULTS[c]})" if c in _DEFAULTS else f"r.{c}" for c in COLUMNS)
+    + " FROM rules r"
+)
+_ORDER = " ORDER BY r.priority DESC, r.id"
+
+
+def check_fields(
+    *, description: str, pattern: str | None, type: str, action: str, tool: str | None
+) -> None:
+    """`RuleError` when a rule's fields are not acceptable (a regex that is invalid or
+    could stall a check included)."""
+    if not description or not description.strip():
+        raise RuleError("description: expected a non-empty text (what the rule is for)")
+    if type not in TYPES:
+        raise RuleError(f"type: expected one of {', '.join(TYPES)}, got {type!r}")
+    if action not in ACTIONS:
+        raise RuleError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")
+    if tool is not None and not tool.strip():
+        raise RuleError("tool: expected a tool name (Bash, Write, ...) or none for every tool")
+    if type == "regex":
+        if not pattern:
+            raise RuleError("pattern: a regex rule needs a pattern (--pattern REGEX)")
+        engine_for(pattern)
+
+
+def rule_set_id(db: sqlite3.Connection, name: str) -> int:
+    """The id of the rule set `name`; `RuleError` when there is none."""
+    row = db.execute("SELECT id FROM rule_sets WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        raise RuleError(
+            f"no rule set named {name!r}; create it with `voyager-brain rules set create {name}`"
+        )
+    return int(row[0])
+
+
+def add_rule(
+    db: sqlite3.Connection,
+    *,
+    description: str,
+    pattern: str | None = None,
+    type: str = "regex",
+    action: str = "block",
+    tool: str | None = None,
+    priority: int = 0,
+    problem: str | None = None,
+    solution: str | None = None,
+    rule_set: str | None = None,
+    source_message_id: int | None = None,
+) -> Rule:
+    """Add a rule (to `rule_set` by name, else global) and return it. A semantic rule's
+    embedding is computed here, never when a tool call is checked."""
+    check_fields(description=description, pattern=pattern, type=type, action=action, tool=tool)
+    with transaction(db):
+        set_id = rule_set_id(db, rule_set) if rule_set is not None else None
+        cur = db.execute(
+            "INSERT INTO rules (rule_set_id, type, pattern, description, tool, action, active,"
+            " priority, problem, solution, source_message_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+            (
+                set_id,
+                type,
+                pattern,
+                description,
+                tool,
+                action,
+                priority,
+                problem,
+                solution,
+                source_message_id,
+            ),
+        )
+        rule = get_rule(db, int(cur.lastrowid or 0))
+        if type == "semantic":
+            _embed(db, rule)
+    return rule
+
+
+def _embed(db: sqlite3.Connection, rule: Rule) -> None:
+    from .semantic import embed_rule
+
+    embed_rule(db, rule.id, rule.description)
+
+
+def get_rule(db: sqlite3.Connection, rule_id: int) -> Rule:
+    row = db.execute(_SELECT + " WHERE r.id = ?", (rule_id,)).fetchone()
+    if row is None:
+        raise RuleError(f"no rule with id {rule_id} (see `voyager-brain rules list --all`)")
+    return Rule.from_row(row)
+
+
+def list_rules(
+    db: sqlite3.Connection, *, project: str | None = None, include_inactive: bool = False
+) -> list[Rule]:
+    """Every rule, or with `project` (an absolute path) the seed's "all rules for a
+    project": its rule set's and the global ones. Active rules only unless asked."""
+    where: list[str] = []
+    params: list[Any] = []
+    sql = _SELECT
+    if project is not None:
+        pid = project_id(db, project, create=False)
+        sql += " LEFT JOIN rule_sets rs ON r.rule_set_id = rs.id"
+        sql += " LEFT JOIN projects p ON p.rule_set_id = rs.id"
+        where.append("(p.id = ? OR r.rule_set_id IS NULL)")
+        params.append(pid if pid is not None else -1)
+    if not include_inactive:
+        where.append("r.active = 1")
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return [Rule.from_row(row) for row in db.execute(sql + _ORDER, params)]
+
+
+def set_active(db: sqlite3.Connection, rule_id: int, active: bool) -> Rule:
+    with transaction(db):
+        get_rule(db, rule_id)
+        db.execute("UPDATE rules SET active = ? WHERE id = ?", (1 if active else 0, rule_id))
+        return get_rule(db, rule_id)
+
+
+def trigger_count(db: sqlite3.Connection, rule_id: int) -> int:
+    row = db.execute("SELECT COUNT(*) FROM rule_triggers WHERE rule_id = ?", (rule_id,)).fetchone()
+    return int(row[0])
+
+
+def remove_rule(db: sqlite3.Connection, rule_id: int) -> str:
+    """Delete a rule, or disable it when it has triggers (so the history stays whole).
+    Returns ``"removed"`` or ``"disabled"``."""
+    with transaction(db):
+        get_rule(db, rule_id)
+        if trigger_count(db, rule_id):
+            db.execute("UPDATE rules SET active = 0 WHERE id = ?", (rule_id,))
+            return "disabled"
+        from .semantic import delete_embedding
+
+        delete_embedding(db, rule_id)
+        db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
+    return "removed"
+
+
+# -- rule sets --------------------------------------------------------------------------
+
+
+def create_rule_set(db: sqlite3.Connection, name: str, description: str | None = None) -> int:
+    if not name.strip():
+        raise RuleError("rule set name: expected a non-empty name")
+    with transaction(db):
+        if db.execute("SELECT 1 FROM rule_sets WHERE name = ?", (name,)).fetchone():
+            raise RuleError(f"a rule set named {name!r} exists already")
+        cur = db.execute(
+            "INSERT INTO rule_sets (name, description) VALUES (?, ?)", (name, description)
+        )
+    return int(cur.lastrowid or 0)
+
+
+def assign_rule_set(db: sqlite3.Connection, name: str | None, project: str) -> None:
+    """Make `name` the rule set of the project at `project` (added if unknown); None
+    leaves the project with global rules only."""
+    with transaction(db):
+        set_id = rule_set_id(db, name) if name is not None else None
+        pid = project_id(db, project)
+        db.execute("UPDATE projects SET rule_set_id = ? WHERE id = ?", (set_id, pid))
+
+
+def list_rule_sets(db: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every rule set with its rule count and the projects assigned to it."""
+    sets = []
+    for row in db.execute(
+        "SELECT rs.id, rs.name, rs.description, rs.created_at,"
+        " (SELECT COUNT(*) FROM rules r WHERE r.rule_set_id = rs.id) AS rules"
+        " FROM rule_sets rs ORDER BY rs.name"
+    ):
+        item = dict(row)
+        item["projects"] = [
+            p[0]
+            for p in db.execute(
+                "SELECT path FROM projects WHERE rule_set_id = ? ORDER BY path", (row["id"],)
+            )
+        ]
+        sets.append(item)
+    return sets

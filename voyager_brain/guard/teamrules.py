@@ -1,0 +1,223 @@
+"""Team rules: a project's tracked ``.voyager/rules.toml``, loaded into history.db.
+
+The file holds ``[[rules]]`` tables with the columns of a rule::
+
+    [[rules]]
+    description = "Use uv, never pip"
+    pattern = '\\bpip\\s+install\\b'
+    tool = "Bash"
+    action = "block"          # block (default), warn or log
+    priority = 10
+    problem = "pip installs outside the lock file"
+    solution = "uv add PACKAGE"
+    # type = "semantic" matches the description by meaning instead of a pattern
+
+Its rules go into a rule set named after the project (the folder's name) that is
+assigned to the project, and are synced again whenever the file changes: a rule that
+left the file is removed, or disabled when it has fired (the history stays whole). A
+rule the file gets wrong (no description, a bad regex, an unknown action) is reported in
+one line naming the file and the rule, and the others still apply; a file that is not
+valid TOML leaves the rules loaded before in place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+from ..errors import RuleError
+from ..paths import cache_folder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+FILE = os.path.join(".voyager", "rules.toml")
+MARKER = "team rules from "
+FIELDS = ("description", "pattern", "type", "action", "tool", "priority", "problem", "solution")
+
+
+def _stamp_file(path: str) -> str:
+    import zlib  # not hashlib: its import costs every tool call more than the check
+
+    return os.path.join(cache_folder(), f"rules-toml-{zlib.crc32(path.encode()):08x}.json")
+
+
+def sync_team_rules(db: sqlite3.Connection, project: str, *, force: bool = False) -> list[str]:
+    """Load the project's rules.toml when it changed since the last sync (or `force`).
+    Returns one line per problem found; an empty list when all is well."""
+    path = os.path.join(project, FILE)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    stamp = [path, st.st_mtime_ns, st.st_size, st.st_ino]
+    stamp_file = _stamp_file(path)
+    if not force:
+        try:
+            with open(stamp_file, encoding="utf-8") as f:
+                if json.load(f) == stamp:
+                    return []
+        except (OSError, ValueError):
+            pass
+    problems = load_team_rules(db, project, path)
+    if not any(p.endswith("the rules loaded before still apply") for p in problems):
+        try:
+            os.makedirs(os.path.dirname(stamp_file), exist_ok=True)
+            with open(stamp_file, "w", encoding="utf-8") as f:
+                json.dump(stamp, f)
+        except OSError:
+            pass  # the sync runs again next time: slower, not wrong
+    return problems
+
+
+def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The valid rules of the file at `path`, and one line per problem."""
+    import tomllib
+
+    from .rules import check_fields
+
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        return [], [f"{path}: not valid TOML ({exc}); the rules loaded before still apply"]
+    except OSError as exc:
+        return [], [f"{path}: cannot read ({exc.strerror}); the rules loaded before still apply"]
+    entries = data.get("rules", [])
+    if not isinstance(entries, list):
+        return [], [
+            f"{path}: rules: expected [[rules]] tables; the rules loaded before still apply"
+        ]
+    valid: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for n, entry in enumerate(entries, 1):
+        name = f"rule {n}"
+        try:
+            if not isinstance(entry, dict):
+                raise RuleError("expected a table")
+            if isinstance(entry.get("description"), str):
+                name += f" ({entry['description']!r})"
+            unknown = sorted(set(entry) - set(FIELDS))
+            if unknown:
+                raise RuleError(f"unknown field {unknown[0]!r}; expected {', '.join(FIELDS)}")
+            rule = {
+                "description": entry.get("description"),
+                "pattern": entry.get("pattern"),
+                "type": entry.get("type", "regex"),
+                "action": entry.get("action", "block"),
+                "tool": entry.get("tool"),
+                "priority": entry.get("priority", 0),
+                "problem": entry.get("problem"),
+                "solution": entry.get("solution"),
+            }
+            for key in ("description", "pattern", "type", "action", "tool", "problem", "solution"):
+                if rule[key] is not None and not isinstance(rule[key], str):
+                    raise RuleError(f"{key}: expected a string")
+            if not isinstance(rule["priority"], int) or isinstance(rule["priority"], bool):
+                raise RuleError("priority: expected an integer")
+            check_fields(
+                description=rule["description"] or "",
+                pattern=rule["pattern"],
+                type=rule["type"],
+                action=rule["action"],
+                tool=rule["tool"],
+            )
+        except RuleError as exc:
+            problems.append(f"{path}: {name}: {exc}; skipped, the other rules apply")
+            continue
+        valid.append(rule)
+    return valid, problems
+
+
+def load_team_rules(db: sqlite3.Connection, project: str, path: str) -> list[str]:
+    """Make the project's team rule set hold exactly the valid rules of `path`."""
+    from . import record
+    from .db import transaction
+
+    wanted, problems = read_team_rules(path)
+    if problems and problems[0].endswith("the rules loaded before still apply"):
+        return problems
+    name = os.path.basename(project.rstrip("/")) or project
+    description = MARKER + path
+    with transaction(db):
+        row = db.execute("SELECT id, description FROM rule_sets WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            set_id = int(
+                db.execute(
+                    "INSERT INTO rule_sets (name, description) VALUES (?, ?)", (name, description)
+                ).lastrowid
+                or 0
+            )
+        elif not str(row[1] or "").startswith(MARKER):
+            return [
+                *problems,
+                f"{path}: a rule set named {name!r} exists and does not hold this file's rules;"
+                " rename it (the team rules are not loaded)",
+            ]
+        else:
+            set_id = int(row[0])
+            db.execute("UPDATE rule_sets SET description = ? WHERE id = ?", (description, set_id))
+        pid = record.project_id(db, project)
+        db.execute("UPDATE projects SET rule_set_id = ? WHERE id = ?", (set_id, pid))
+        _apply(db, set_id, wanted)
+    return problems
+
+
+def _key(rule: Any) -> tuple[Any, ...]:
+    return (rule["type"], rule["pattern"], rule["description"], rule["tool"])
+
+
+def _apply(db: sqlite3.Connection, set_id: int, wanted: list[dict[str, Any]]) -> None:
+    existing = {
+        _key(row): row
+        for row in db.execute(
+            "SELECT id, type, pattern, description, tool FROM rules WHERE rule_set_id = ?",
+            (set_id,),
+        )
+    }
+    kept: set[int] = set()
+    for rule in wanted:
+        row = existing.get(_key(rule))
+        if row is not None:
+            kept.add(int(row["id"]))
+            db.execute(
+                "UPDATE rules SET action = ?, priority = ?, problem = ?, solution = ?, active = 1"
+                " WHERE id = ?",
+                (rule["action"], rule["priority"], rule["problem"], rule["solution"], row["id"]),
+            )
+            continue
+        cur = db.execute(
+            "INSERT INTO rules (rule_set_id, type, pattern, description, tool, action, active,"
+            " priority, problem, solution) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+            (
+                set_id,
+                rule["type"],
+                rule["pattern"],
+                rule["description"],
+                rule["tool"],
+                rule["action"],
+                rule["priority"],
+                rule["problem"],
+                rule["solution"],
+            ),
+        )
+        new_id = int(cur.lastrowid or 0)
+        kept.add(new_id)
+        if rule["type"] == "semantic":
+            from .semantic import embed_rule
+
+            embed_rule(db, new_id, rule["description"])
+    for row in existing.values():
+        rule_id = int(row["id"])
+        if rule_id in kept:
+            continue
+        fired = db.execute("SELECT 1 FROM rule_triggers WHERE rule_id = ? LIMIT 1", (rule_id,))
+        if fired.fetchone():
+            db.execute("UPDATE rules SET active = 0 WHERE id = ?", (rule_id,))
+        else:
+            from .semantic import delete_embedding
+
+            delete_embedding(db, rule_id)
+            db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
