@@ -281,6 +281,15 @@ def test_loading_a_brain_imports_no_heavy_library(repo: Path) -> None:
     assert json.loads(out.stdout) == []
 
 
+def top_level_imports(report: str) -> set[str]:
+    """The top-level packages a `python -X importtime` report (its stderr) names."""
+    return {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in report.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
 def test_a_cold_session_start_imports_only_what_it_needs(repo: Path) -> None:
     """The SessionStart hook, first run (no caches), on a project with every store
     filled: what it imports, as `python -X importtime` reports it. Besides the heavy
@@ -317,11 +326,7 @@ def test_a_cold_session_start_imports_only_what_it_needs(repo: Path) -> None:
     )
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Use PostgreSQL over MongoDB" in context and "port 8080" in context
-    imported = {
-        line.rsplit("|", 1)[1].strip().split(".")[0]
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:") and "|" in line
-    }
+    imported = top_level_imports(done.stderr)
     assert "voyager_brain" in imported and "json" in imported  # the report is read right
     unwanted = {"dataclasses", "inspect", "typing", "tomllib", "copy", "jinja2", "markdown_it"}
     assert imported & (unwanted | {"yaml", "frontmatter", "git", "click", "mcp", "rich"}) == set()
@@ -374,11 +379,7 @@ def test_the_tool_call_check_imports_the_standard_library_only(repo: Path) -> No
             check=True,
         )
         assert "deny" in done.stdout
-        return {
-            line.rsplit("|", 1)[1].strip().split(".")[0]
-            for line in done.stderr.splitlines()
-            if line.startswith("import time:") and "|" in line
-        }
+        return top_level_imports(done.stderr)
 
     imports_of("pip install x", 1)  # the first run loads rules.toml (tomllib) and caches
     imported = imports_of("pip install y", 2)

@@ -112,9 +112,7 @@ def record_check(
     from .db import transaction
 
     with transaction(db):
-        pid = record.project_id(db, project)
-        assert pid is not None
-        sid = record.session_id(db, session, pid, transcript_path=transcript_path)
+        sid = record.session_in(db, session, project, transcript_path)
         record.reopen_session(db, sid)
         # Imported from the transcript already: that row, under its own message.
         call = record.find_tool_call(db, tool_use_id) if tool_use_id else None

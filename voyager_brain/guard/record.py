@@ -157,6 +157,16 @@ def session_id(
     return int(cur.lastrowid or 0)
 
 
+def session_in(
+    db: sqlite3.Connection, external_id: str, project: str, transcript_path: str | None = None
+) -> int:
+    """The row id of the agent's session `external_id` in the project at `project`
+    (both added when missing): what every hook event starts from."""
+    pid = project_id(db, project)
+    assert pid is not None
+    return session_id(db, external_id, pid, transcript_path=transcript_path)
+
+
 def add_message(
     db: sqlite3.Connection,
     session: int,

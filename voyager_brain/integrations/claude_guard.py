@@ -182,9 +182,7 @@ def _post(payload: Mapping[str, Any], *, failure: bool) -> None:
                 "SELECT id, timestamp FROM tool_calls WHERE external_id = ?", (tool_use_id,)
             ).fetchone()
         if row is None:  # the call was not checked (hooks installed mid-session)
-            pid = record.project_id(db, project)
-            assert pid is not None
-            sid = record.session_id(db, session, pid)
+            sid = record.session_in(db, session, project)
             message = record.current_assistant_message(db, sid)
             call = record.add_tool_call(
                 db, message, tool, payload.get("tool_input"), external_id=tool_use_id
@@ -225,10 +223,8 @@ def user_prompt_submit(payload: Mapping[str, Any], out: TextIO, err: TextIO) -> 
     project, _ = _where(payload)
     db = connect()
     with transaction(db):
-        pid = record.project_id(db, project)
-        assert pid is not None
-        sid = record.session_id(
-            db, session, pid, transcript_path=_text(payload, "transcript_path", required=False)
+        sid = record.session_in(
+            db, session, project, _text(payload, "transcript_path", required=False)
         )
         record.reopen_session(db, sid)
         record.add_message(db, sid, "user", prompt)
@@ -246,10 +242,8 @@ def close_session(payload: Mapping[str, Any], status: str) -> None:
     project, _ = _where(payload)
     db = connect()
     with transaction(db):
-        pid = record.project_id(db, project)
-        assert pid is not None
-        sid = record.session_id(
-            db, session, pid, transcript_path=_text(payload, "transcript_path", required=False)
+        sid = record.session_in(
+            db, session, project, _text(payload, "transcript_path", required=False)
         )
         record.end_session(db, sid, status)
 
