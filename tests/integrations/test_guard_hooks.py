@@ -345,3 +345,13 @@ def test_a_semantic_rule_blocks_and_records_why(repo: Path, isolated_env: Path) 
     assert reasoning.startswith("similarity ") and "(lexical)" in reasoning
     stored = db.execute("SELECT length(embedding) FROM rule_embeddings").fetchone()[0]
     assert stored == 384 * 4
+
+
+def test_a_secret_is_matched_raw_and_stored_redacted(repo: Path, isolated_env: Path) -> None:
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    rule = add(repo, "--pattern", "ghp_[A-Za-z0-9]{36}", "--description", "No tokens in files")
+    content = f'GITHUB_TOKEN = "{token}"\n'
+    done = call(repo, "Write", {"file_path": str(repo / "settings.py"), "content": content})
+    assert f"Rule {rule} (block)" in done.stdout  # the rule saw the real value
+    stored = history(isolated_env).execute("SELECT input FROM tool_calls").fetchone()[0]
+    assert token not in stored and "[REDACTED:github-token]" in stored
