@@ -128,6 +128,13 @@ SETTINGS: tuple[Setting, ...] = (
         "similarity (0-1) from which a semantic guard rule matches a tool call",
     ),
     Setting(
+        "semantic_review",
+        False,
+        bool,
+        "put each semantic rule's match to model_command before acting on it (a model"
+        " call per match, before the tool call: slower; the answer is recorded)",
+    ),
+    Setting(
         "embedder",
         "lexical",
         str,
@@ -172,6 +179,7 @@ class Config(Record):
     guard_fail: str = "open"
     tool_output_limit: int = 4096
     semantic_threshold: float = 0.45
+    semantic_review: bool = False
     embedder: str = "lexical"
     #: ``file: key`` for every key we did not recognise (reported by `doctor`).
     unknown_keys: tuple[str, ...] = ()

@@ -355,3 +355,38 @@ def test_a_secret_is_matched_raw_and_stored_redacted(repo: Path, isolated_env: P
     assert f"Rule {rule} (block)" in done.stdout  # the rule saw the real value
     stored = history(isolated_env).execute("SELECT input FROM tool_calls").fetchone()[0]
     assert token not in stored and "[REDACTED:github-token]" in stored
+
+
+@pytest.mark.parametrize(
+    ("answer", "denied", "recorded"),
+    [
+        ("YES. It installs with pip.", True, "; model: YES. It installs with pip."),
+        ("NO - this only prints pip's version.", False, None),
+        (None, True, "; model review failed:"),  # the command fails: the match stands
+    ],
+)
+def test_semantic_review_asks_the_model_command(
+    repo: Path,
+    isolated_env: Path,
+    tmp_path: Path,
+    answer: str | None,
+    denied: bool,
+    recorded: str | None,
+) -> None:
+    model = tmp_path / "model.py"
+    body = f"print({answer!r})" if answer is not None else "raise SystemExit(3)"
+    model.write_text(
+        f"import sys\nprompt = sys.stdin.read()\nassert 'pip install' in prompt\n{body}\n"
+    )
+    (repo / ".voyager").mkdir()
+    (repo / ".voyager" / "config.toml").write_text(
+        f'semantic_review = true\nmodel_command = "{sys.executable} {model}"\n'
+    )
+    add(repo, "--type", "semantic", "--description", "never use pip install, use uv add")
+    done = call(repo, "Bash", {"command": "pip install requests"})
+    assert ("deny" in done.stdout) is denied
+    rows = history(isolated_env).execute("SELECT llm_reasoning FROM rule_triggers").fetchall()
+    if recorded is None:
+        assert rows == []
+    else:
+        assert rows[0][0].startswith("similarity ") and recorded in rows[0][0]

@@ -218,6 +218,7 @@ def rules_test(
     from ..guard.rules import list_rules
     from ..guard.semantic import embedder_named
     from ..guard.teamrules import sync_team_rules
+    from ..providers import get_provider
 
     try:
         value = json.loads(tool_input)
@@ -235,6 +236,7 @@ def rules_test(
         value,
         threshold=config.semantic_threshold,
         embedder=embedder_named(embedder or config.embedder),
+        reviewer=get_provider(config) if config.semantic_review else None,
     )
     for problem in [*problems, *decision.problems]:
         click.echo(f"voyager-brain: {problem}", err=True)

@@ -61,10 +61,12 @@ def evaluate(
     *,
     threshold: float = 0.45,
     embedder: Any = None,
+    reviewer: Any = None,
 ) -> Decision:
     """Match `rules` against one call; nothing is recorded. Semantic rules are matched
     lexically unless `embedder` (a `semantic.Embedder`, e.g. the optional model) is
-    given."""
+    given; with `reviewer` (a model provider, `semantic_review = true`) each semantic
+    match is put to the model, which keeps or dismisses it (`review`)."""
     texts = rule_fields(tool, tool_input)
     found: list[Match] = []
     problems: list[str] = []
@@ -90,10 +92,50 @@ def evaluate(
 
         by_id = {r.id: r for r in semantic}
         for m in semantic_matches(semantic, texts, threshold, embedder=embedder):
-            found.append(Match(by_id[m.rule_id], m.reasoning))
+            match: Match | None = Match(by_id[m.rule_id], m.reasoning)
+            if reviewer is not None and match is not None:
+                match = review(match, tool, texts, reviewer)
+            if match is not None:
+                found.append(match)
     found.sort(key=lambda m: (-STRENGTH[m.rule.action], -m.rule.priority, m.rule.id))
     action = found[0].rule.action if found else "allow"
     return Decision(action, tuple(found), tuple(problems))
+
+
+#: What the model is asked about a semantic match; the first word of its answer decides.
+REVIEW_PROMPT = """\
+A coding agent is about to make this tool call.
+Tool: {tool}
+{call}
+
+A guard rule of the project says: {rule}{problem}
+Does this call break the rule? Answer YES or NO as the first word, then say why in one
+sentence.
+"""
+
+
+def review(match: Match, tool: str, texts: list[str], reviewer: Any) -> Match | None:
+    """A semantic match put to the model: kept (with the model's answer in its
+    reasoning) unless the answer starts with NO. A model that fails keeps the match, so
+    a broken model never lets through what the rule would stop."""
+    from ..providers import ProviderError
+
+    rule = match.rule
+    prompt = REVIEW_PROMPT.format(
+        tool=tool,
+        call="\n".join(texts)[:4000],
+        rule=rule.description,
+        problem=f"\nProblem it prevents: {rule.problem}" if rule.problem else "",
+    )
+    try:
+        answer = " ".join(reviewer.complete(prompt).split())
+    except ProviderError as exc:
+        return match._replace(reasoning=f"{match.reasoning}; model review failed: {exc}")
+    first = answer.split(" ", 1)[0].strip(".,:;!").upper()
+    if first == "NO":
+        return None
+    shown = answer if len(answer) <= 300 else answer[:299] + "…"
+    return match._replace(reasoning=f"{match.reasoning}; model: {shown}")
 
 
 def record_check(

@@ -89,7 +89,13 @@ def pre_tool_use(payload: Mapping[str, Any], out: TextIO, err: TextIO) -> None:
         for problem in sync_team_rules(db, project):
             err.write(f"voyager-brain guard: {problem}\n")
         rules = list_rules(db, project=project)
-        decision = evaluate(rules, tool, tool_input, threshold=config.semantic_threshold)
+        decision = evaluate(
+            rules,
+            tool,
+            tool_input,
+            threshold=config.semantic_threshold,
+            reviewer=_reviewer(config),
+        )
         if session is None:
             err.write("voyager-brain guard: stdin: no session_id; the call is not recorded\n")
         else:
@@ -126,6 +132,15 @@ def pre_tool_use(payload: Mapping[str, Any], out: TextIO, err: TextIO) -> None:
             "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text},
         }
         out.write(json.dumps(output, ensure_ascii=False) + "\n")
+
+
+def _reviewer(config: Config) -> Any:
+    """The model that reviews semantic matches, when `semantic_review` asks for one."""
+    if not config.semantic_review:
+        return None
+    from ..providers import get_provider
+
+    return get_provider(config)
 
 
 def _deny(reason: str) -> str:
