@@ -492,6 +492,14 @@ FRAGMENTS = [
 fragment_text = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=4), max_size=16).map("".join)
 
 
+@given(fragment_text | st.text())
+def test_the_hint_is_never_silent_about_a_match(text: str) -> None:
+    # redact() skips the table when the hint says no: every pattern that matches must
+    # make it say yes. A new pattern without its anchor in the hint fails here.
+    if any(p.regex.search(text) for p in SECRET_PATTERNS):
+        assert redact_module.might_hold_secret(text)
+
+
 @given(st.text())
 def test_redact_is_idempotent_on_any_text(text: str) -> None:
     once = redact(text)
