@@ -166,3 +166,32 @@ def bench_hook(results: Results, plan: Plan, parent: Path, pycache: Path) -> Non
             warm / bare <= HOOK_WARM_TARGET,
         ),
     )
+    bench_stop_hook(results, plan, top, env, label)
+
+
+def bench_stop_hook(
+    results: Results, plan: Plan, top: Path, env: dict[str, str], label: str
+) -> None:
+    """`voyager-brain hook claude stop` (a turn's end: a loop_status entry appended to
+    brain.md, the session closed in history.db) on the same repository; reported beside
+    `python -c pass`, no target. Auto-memory is off: it runs detached, after the hook."""
+    payload = json.dumps(
+        {**HOOK_PAYLOAD, "hook_event_name": "Stop", "cwd": str(top), "stop_hook_active": False}
+    )
+    stop_cmd = [sys.executable, "-m", "voyager_brain", "hook", "claude", "stop"]
+    quiet = {**env, "VOYAGER_AUTO_MEMORY": "0"}
+    run_child(stop_cmd, quiet, top, stdin=payload)  # warm-up
+    bares, stops = [], []
+    for _ in range(plan.hook_warm_runs):
+        bares.append(timed(lambda: run_child([sys.executable, "-c", "pass"], env, top)))
+        stops.append(timed(lambda: run_child(stop_cmd, quiet, top, stdin=payload)))
+    results.add(
+        "hook",
+        Row(
+            "hook claude stop (one turn recorded)",
+            label,
+            plan.hook_warm_runs,
+            statistics.median(stops),
+            statistics.median(bares),
+        ),
+    )

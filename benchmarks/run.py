@@ -100,9 +100,10 @@ TITLES = {
     "compaction": "Compaction (session_compact)",
     "startup": "Process startup (context for hook costs)",
     "memory": "Memory log: read + fold + context (session_start)",
-    "hook": "Session-start hook (Claude Code)",
+    "hook": "Claude Code hooks: session start, stop",
     "merge": "Merge driver (git merge)",
     "history": "History: `voyager-brain log`",
+    "guard": "Guard rules and the session history (seed 003)",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
@@ -120,6 +121,10 @@ FLOORS = {
     "the same parsing without the process",
     "history": "floor: `git log -p -- .voyager` over the same history, a process against a "
     "process, both read to the end",
+    "guard": "floor: `python -c pass` in the same environment, taking turns with ours; the "
+    "minimal hook (imports `re`, `json`, `sqlite3`, reads the payload, selects the active "
+    "rules, inserts one row into the same history.db) is what any Python hook doing this "
+    "job pays; for the import, `json.loads` of every line of the same transcript",
 }
 
 
@@ -145,6 +150,9 @@ def render_results(results: Results, plan: Plan, started: datetime, total_s: flo
             "its figures and PASS/FAIL verdicts mean nothing.",
             "",
         ]
+    untitled = set(results.tables) - set(TITLES)
+    if untitled:
+        raise RuntimeError(f"results tables without a title in TITLES: {sorted(untitled)}")
     for key, title in TITLES.items():
         rows = results.tables.get(key, [])
         lines += [
