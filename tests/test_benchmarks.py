@@ -64,10 +64,11 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(memory, "scaling of read + fold") == 1
     assert count(memory, "scaling of the floor") == 1
     assert count(memory, "after appending 10 entries") == 2
-    hook = _table_rows(text, "Session-start hook")
-    assert len(hook) == 2
+    hook = _table_rows(text, "Claude Code hooks")
+    assert len(hook) == 3
     assert count(hook, "session-start, first run") == 1
     assert count(hook, "later runs") == 1
+    assert count(hook, "hook claude stop") == 1
 
     merge = _table_rows(text, "Merge driver")
     assert len(merge) == 6
@@ -77,12 +78,19 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(merge, "memory.jsonl | 200 log lines") == 2
     history = _table_rows(text, "History")
     assert len(history) == 1 and "`voyager-brain log`" in history[0] and "30 commits" in history[0]
+    guard = _table_rows(text, "Guard rules")
+    assert len(guard) == 4
+    assert count(guard, "minimal hook") == 1
+    assert count(guard, "hook claude pre-tool-use") == 1
+    assert count(guard, "rules test") == 1 and count(guard, "30 rules") == 1
+    assert count(guard, "history import of a transcript") == 1
 
-    for row in load + persist + compaction + startup + memory + hook + merge + history:
+    every = load + persist + compaction + startup + memory + hook + merge + history + guard
+    for row in every:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
         float(cells[3])  # ours (ms) is a number
-    for row in memory + hook + merge + history:  # every new row is measured beside its floor
+    for row in memory + hook + merge + history + guard:  # measured beside a floor
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         float(cells[4])
         assert cells[5].endswith("x"), row
