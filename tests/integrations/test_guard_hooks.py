@@ -390,3 +390,50 @@ def test_semantic_review_asks_the_model_command(
         assert rows == []
     else:
         assert rows[0][0].startswith("similarity ") and recorded in rows[0][0]
+
+
+@pytest.mark.parametrize("new_database", [False, True])
+def test_concurrent_checks_lose_nothing(
+    repo: Path, isolated_env: Path, tmp_path: Path, new_database: bool
+) -> None:
+    # Claude Code runs the hooks of parallel tool calls at the same time; the first
+    # calls of all may also be the ones that create history.db.
+    if new_database:
+        (repo / ".voyager").mkdir()
+        (repo / ".voyager" / "rules.toml").write_text(
+            "[[rules]]\ndescription = \"Use uv\"\npattern = '\\bpip\\s+install\\b'\n"
+        )
+    rule = 1 if new_database else add(repo, *PIP)
+    inputs = []
+    for n in range(8):
+        path = tmp_path / f"payload-{n}.json"
+        command = "pip install x" if n % 2 else "uv add x"
+        path.write_text(
+            payload("pre-tool-use", repo, tool_input={"command": command}, tool_use_id=f"par-{n}")
+        )
+        inputs.append(path.open())
+    try:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "voyager_brain", "hook", "claude", "pre-tool-use"],
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=repo,
+            )
+            for stdin in inputs
+        ]
+        results = [(*p.communicate(timeout=60), p.returncode) for p in procs]
+    finally:
+        for stdin in inputs:
+            stdin.close()
+    assert [code for _, _, code in results] == [0] * 8
+    assert [err for _, err, _ in results] == [""] * 8
+    assert sum("deny" in out for out, _, _ in results) == 4
+    db = history(isolated_env)
+    calls = {r[0] for r in db.execute("SELECT external_id FROM tool_calls")}
+    assert calls == {f"par-{n}" for n in range(8)}
+    fired = db.execute("SELECT COUNT(*) FROM rule_triggers WHERE rule_id = ?", (rule,))
+    assert fired.fetchone()[0] == 4
+    assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
