@@ -83,11 +83,13 @@ def pre_tool_use(payload: Mapping[str, Any], out: TextIO, err: TextIO) -> None:
         from ..guard.check import evaluate, record_check
         from ..guard.db import connect
         from ..guard.rules import list_rules
-        from ..guard.teamrules import sync_team_rules
 
         db = connect()
-        for problem in sync_team_rules(db, project):
-            err.write(f"voyager-brain guard: {problem}\n")
+        if os.path.exists(os.path.join(project, ".voyager", "rules.toml")):
+            from ..guard.teamrules import sync_team_rules
+
+            for problem in sync_team_rules(db, project):
+                err.write(f"voyager-brain guard: {problem}\n")
         rules = list_rules(db, project=project)
         decision = evaluate(
             rules,
