@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
     {"context"},
     {"session"},
     {"git", "guard"},
+    {"pipeline"},
     # what uses every system: the public names, the health check, the demo
     {"__init__", "doctor", "demo"},
     # the ways in
