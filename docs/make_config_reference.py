@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from voyager_brain.config import ALIASES, SETTINGS
+from voyager_brain.config import ALIASES, PIPELINE_SETTINGS, SETTINGS
 
 INTRO = """\
 # Configuration
@@ -21,6 +21,26 @@ reported by `voyager-brain doctor` (so a file written for a newer version still 
 
 | key | type | default | what it does |
 |---|---|---|---|
+"""
+
+PIPELINE = """
+## The pipeline
+
+The `[pipeline]` table sets the defaults of `voyager-brain pipeline` (the multi-agent
+pipeline, see [pipeline.md](pipeline.md)); command-line options win over it.
+
+| key | type | default | what it does |
+|---|---|---|---|
+{rows}
+Each role may have its own runner command in `[pipeline.runners]`:
+
+```toml
+[pipeline]
+stages = "scout,architect,builder,reviewer"
+
+[pipeline.runners]
+reviewer = "my-review-agent --json"
+```
 """
 
 OUTRO = """
@@ -54,7 +74,11 @@ def reference() -> str:
         f"| `{s.name}` | {s.kind.__name__} | `{_value(s.default)}` | {s.help} |\n" for s in SETTINGS
     )
     aliases = ", ".join(f"`{camel}` for `{snake}`" for camel, snake in ALIASES.items())
-    return INTRO + rows + OUTRO.format(aliases=aliases)
+    pipeline_rows = "".join(
+        f"| `{s.name}` | {s.kind.__name__} | `{_value(s.default)}` | {s.help} |\n"
+        for s in PIPELINE_SETTINGS
+    )
+    return INTRO + rows + PIPELINE.format(rows=pipeline_rows) + OUTRO.format(aliases=aliases)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from voyager_brain import Config, ConfigError
-from voyager_brain.config import SETTINGS, default_config_toml, load_config, read_simple_toml
+from voyager_brain.config import (
+    PIPELINE_SETTINGS,
+    SETTINGS,
+    PipelineConfig,
+    default_config_toml,
+    load_config,
+    read_simple_toml,
+)
 
 
 def test_defaults() -> None:
@@ -68,9 +75,14 @@ def test_init_config_documents_every_key_and_parses_to_defaults() -> None:
     for setting in SETTINGS:
         assert f"# {setting.name} = " in text
     assert tomllib.loads(text) == {}
+    for setting in PIPELINE_SETTINGS:
+        assert f"# {setting.name} = " in text
     uncommented = "\n".join(
-        line[2:] for line in text.splitlines() if line.startswith("# ") and " = " in line
+        line[2:]
+        for line in text.splitlines()
+        if line.startswith("# ") and (" = " in line or line == "# [pipeline]")
     )
+    assert "[pipeline]" in uncommented
     assert Config.from_mapping(tomllib.loads(uncommented)) == Config()
 
 
@@ -92,6 +104,60 @@ def test_camel_case_spellings_of_the_memory_settings_are_accepted() -> None:
     config = Config.from_mapping({"decayAfterDays": 30, "promptBudget": 1000, "autoMemory": False})
     assert (config.decay_after_days, config.prompt_budget, config.auto_memory) == (30, 1000, False)
     assert Config.from_mapping({"decay_min_score": 0}).decay_min_score == 0
+
+
+def test_pipeline_table_defaults_and_overrides(isolated_env: Path, tmp_path: Path) -> None:
+    assert Config().pipeline == PipelineConfig()
+    assert Config().pipeline.stages == ("architect", "builder", "reviewer")
+    assert (Config().pipeline.max_retries, Config().pipeline.idle_seconds) == (2, 300.0)
+    (isolated_env / "config.toml").write_text(
+        '[pipeline]\nrunner = "home-agent"\nmax_retries = 5\n'
+        '[pipeline.runners]\nreviewer = "home-reviewer"\n'
+    )
+    project = tmp_path / ".voyager"
+    project.mkdir()
+    (project / "config.toml").write_text(
+        'prompt_budget = 900\n[pipeline]\nstages = ["builder", "reviewer"]\nmax_retries = 0\n'
+        '[pipeline.runners]\nbuilder = "project-builder"\n'
+    )
+    config = load_config(project)
+    assert config.prompt_budget == 900
+    pipeline = config.pipeline
+    assert pipeline.stages == ("builder", "reviewer")
+    assert pipeline.max_retries == 0  # the project's file wins key by key
+    assert pipeline.runner_for("builder") == "project-builder"
+    assert pipeline.runner_for("reviewer") == "home-reviewer"  # kept from the personal file
+    assert pipeline.runner_for("architect") == "home-agent"
+    assert config.unknown_keys == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[pipeline]\nmax_retries = -1\n", "pipeline: max_retries: expected a number >= 0"),
+        ('[pipeline]\nmax_retries = "2"\n', "pipeline: max_retries: expected int"),
+        ("[pipeline]\nstages = 3\n", "pipeline.stages: expected a comma-separated string"),
+        ('[pipeline.runners]\nwizard = "x"\n', "pipeline.runners.wizard: unknown role"),
+        ("[pipeline.runners]\nbuilder = 1\n", "pipeline.runners.builder: expected a command"),
+        ("[pipeline]\nidle_seconds = 0\n", "pipeline: idle_seconds: expected a positive number"),
+    ],
+)
+def test_bad_pipeline_values_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "config.toml").write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    assert str(info.value).startswith(str(tmp_path / "config.toml"))
+    assert message in str(info.value)
+
+
+def test_unknown_pipeline_key_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("[pipeline]\nfuture = 1\n")
+    assert load_config(tmp_path).unknown_keys == (f"{tmp_path / 'config.toml'}: pipeline.future",)
+
+
+def test_comma_separated_stages_are_trimmed() -> None:
+    config = Config.from_mapping({"pipeline": {"stages": " scout , builder,reviewer "}})
+    assert config.pipeline.stages == ("scout", "builder", "reviewer")
 
 
 # -- the TOML subset read without tomllib ---------------------------------------------

@@ -143,6 +143,57 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
+
+#: The ``[pipeline]`` table (seed 004's multi-agent pipeline, `voyager-brain pipeline`).
+PIPELINE_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "stages",
+        "architect,builder,reviewer",
+        str,
+        "the roles a run goes through, in order (scout, architect, builder, reviewer;"
+        " a list of names is accepted too)",
+    ),
+    Setting(
+        "max_retries",
+        2,
+        int,
+        "how many times a REVISE or REDESIGN verdict may send the work back (one counter)",
+    ),
+    Setting(
+        "runner",
+        "",
+        str,
+        "the shell command that runs each agent (empty: Claude Code in print mode, see the"
+        " pipeline guide)",
+    ),
+    Setting(
+        "stage_timeout_seconds",
+        3600.0,
+        float,
+        "a stage running longer than this fails, and the pipeline with it",
+    ),
+    Setting(
+        "idle_seconds",
+        300.0,
+        float,
+        "a stage whose agent prints nothing and changes no file for this long fails (STAGE_IDLE)",
+    ),
+    Setting(
+        "planner_bash",
+        False,
+        bool,
+        "let the scout and the architect run Bash (they may only write inside .brain/)",
+    ),
+    Setting(
+        "debounce_seconds",
+        5.0,
+        float,
+        "`pipeline watch` starts a run once BACKLOG.md has been quiet this long",
+    ),
+)
+_PIPELINE_BY_NAME = {s.name: s for s in PIPELINE_SETTINGS}
+#: Per-role runner commands live in ``[pipeline.runners]``, keyed by role.
+PIPELINE_ROLES = ("scout", "architect", "builder", "reviewer")
 #: The memory log's settings are also accepted in the original tool's camelCase.
 ALIASES = {
     "autoMemory": "auto_memory",
@@ -157,6 +208,24 @@ CHOICES = {
     "guard_fail": ("open", "closed"),
     "embedder": ("lexical", "minilm"),
 }
+
+
+class PipelineConfig(Record):
+    """The ``[pipeline]`` table (see `PIPELINE_SETTINGS`)."""
+
+    stages: tuple[str, ...] = ("architect", "builder", "reviewer")
+    max_retries: int = 2
+    runner: str = ""
+    stage_timeout_seconds: float = 3600.0
+    idle_seconds: float = 300.0
+    planner_bash: bool = False
+    debounce_seconds: float = 5.0
+    #: role -> its own runner command (``[pipeline.runners]``), sorted by role.
+    runners: tuple[tuple[str, str], ...] = ()
+
+    def runner_for(self, role: str) -> str:
+        """The command that runs `role`: its own, else the pipeline's (may be empty)."""
+        return dict(self.runners).get(role, self.runner)
 
 
 class Config(Record):
@@ -181,6 +250,7 @@ class Config(Record):
     semantic_threshold: float = 0.45
     semantic_review: bool = False
     embedder: str = "lexical"
+    pipeline: PipelineConfig = PipelineConfig()
     #: ``file: key`` for every key we did not recognise (reported by `doctor`).
     unknown_keys: tuple[str, ...] = ()
 
@@ -205,7 +275,7 @@ def _check(setting: Setting, value: Any, origin: str) -> Any:
             f"{origin}: {setting.name}: expected {setting.kind.__name__}, "
             f"got {type(value).__name__} {value!r}"
         )
-    lowest = 0 if setting.name == "decay_min_score" else 1e-9
+    lowest = 0 if setting.name in ("decay_min_score", "max_retries") else 1e-9
     if setting.kind in (int, float) and value < lowest:
         what = "a number >= 0" if lowest == 0 else "a positive number"
         raise ConfigError(f"{origin}: {setting.name}: expected {what}, got {value!r}")
@@ -223,12 +293,72 @@ def _merge(base: Config, data: Mapping[str, Any], origin: str) -> Config:
     changes: dict[str, Any] = {}
     unknown = list(base.unknown_keys)
     for key, value in data.items():
+        if key == "pipeline" and isinstance(value, Mapping):
+            pipeline, more = _merge_pipeline(base.pipeline, value, origin)
+            changes["pipeline"] = pipeline
+            unknown.extend(more)
+            continue
         setting = _BY_NAME.get(ALIASES.get(key, key))
         if setting is None:
             unknown.append(f"{origin}: {key}")
             continue
         changes[setting.name] = _check(setting, value, origin)
     return base._replace(unknown_keys=tuple(unknown), **changes)
+
+
+def _merge_pipeline(
+    base: PipelineConfig, data: Mapping[str, Any], origin: str
+) -> tuple[PipelineConfig, list[str]]:
+    changes: dict[str, Any] = {}
+    unknown: list[str] = []
+    for key, value in data.items():
+        if key == "runners":
+            changes["runners"] = _runners(base, value, origin)
+            continue
+        setting = _PIPELINE_BY_NAME.get(key)
+        if setting is None:
+            unknown.append(f"{origin}: pipeline.{key}")
+            continue
+        if key == "stages":
+            changes[key] = _stages(value, origin)
+            continue
+        changes[key] = _check(setting, value, f"{origin}: pipeline")
+    return base._replace(**changes), unknown
+
+
+def _stages(value: Any, origin: str) -> tuple[str, ...]:
+    """A stage list from ``"architect,builder"`` or ``["architect", "builder"]``; the role
+    names are checked when a run starts (a wrong one is an error there, naming it)."""
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(v.strip() for v in value)
+    raise ConfigError(
+        f"{origin}: pipeline.stages: expected a comma-separated string or a list of role"
+        f" names, got {type(value).__name__} {value!r}"
+    )
+
+
+def _runners(base: PipelineConfig, value: Any, origin: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"{origin}: pipeline.runners: expected a table of role = command,"
+            f" got {type(value).__name__}"
+        )
+    runners = dict(base.runners)
+    for role, command in value.items():
+        if role not in PIPELINE_ROLES:
+            raise ConfigError(
+                f"{origin}: pipeline.runners.{role}: unknown role (expected one of"
+                f" {', '.join(PIPELINE_ROLES)})"
+            )
+        if not isinstance(command, str):
+            raise ConfigError(
+                f"{origin}: pipeline.runners.{role}: expected a command string,"
+                f" got {type(command).__name__}"
+            )
+        runners[role] = command
+    return tuple(sorted(runners.items()))
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -310,6 +440,12 @@ def default_config_toml() -> str:
         "",
     ]
     for s in SETTINGS:
+        lines.append(f"# {s.help}")
+        lines.append(f"# {s.name} = {_toml_value(s.default)}")
+        lines.append("")
+    lines += ["# The multi-agent pipeline (`voyager-brain pipeline`); keep this table last.", ""]
+    lines.append("# [pipeline]")
+    for s in PIPELINE_SETTINGS:
         lines.append(f"# {s.help}")
         lines.append(f"# {s.name} = {_toml_value(s.default)}")
         lines.append("")
