@@ -365,3 +365,33 @@ def test_the_event_set_is_the_closed_list_of_the_issue() -> None:
         "backlog.changed",
     }
     assert expected == ev.EVENTS
+
+
+def test_update_reads_changes_and_writes_under_one_lock(tmp_path: Path) -> None:
+    from voyager_brain.pipeline.state import update
+
+    clock = fixed()
+    assert update(tmp_path, lambda current: None) is None
+    assert not ps.state_path(tmp_path).exists()
+    first = ps.new_state(tmp_path, "task", ["builder"], clock)
+    assert update(tmp_path, lambda current: first) == first
+    seen: list[object] = []
+
+    def stall(current: PipelineState | None) -> PipelineState | None:
+        seen.append(current)
+        return None
+
+    assert update(tmp_path, stall) == first  # nothing written, the state on disk returned
+    assert seen == [first]
+    assert ps.load(tmp_path) == first
+
+
+def test_update_leaves_a_corrupt_file_alone(tmp_path: Path) -> None:
+    from voyager_brain.pipeline.state import update
+
+    path = ps.state_path(tmp_path)
+    path.parent.mkdir()
+    path.write_text("{not json")
+    with pytest.raises(CorruptFileError):
+        update(tmp_path, lambda current: ps.new_state(tmp_path, "t", ["builder"], fixed()))
+    assert path.read_text() == "{not json"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -503,6 +503,25 @@ def save(root: Path, state: PipelineState) -> None:
         if data is not None:
             _parse(data, path)
         storage.atomic_write(path, state.dumps().encode())
+
+
+def update(
+    root: Path, change: Callable[[PipelineState | None], PipelineState | None]
+) -> PipelineState | None:
+    """Read the state, pass it to `change` and write what it returns, all under the
+    file's lock, so that no other writer (the engine, `cancel`, the heartbeat) slips in
+    between. `change` gets None when there is no state and returns None to write
+    nothing. Returns the state now on disk. A file that cannot be read raises
+    `CorruptFileError` and is left as it is."""
+    path = state_path(root)
+    with storage.locked(path):
+        data = storage.read_bytes(path)
+        current = None if data is None else _parse(data, path)
+        new = change(current)
+        if new is None:
+            return current
+        storage.atomic_write(path, new.dumps().encode())
+        return new
 
 
 def reset(root: Path, clock: Clock) -> Path | None:
