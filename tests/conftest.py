@@ -26,6 +26,11 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     """Every test gets its own VOYAGER_HOME and a git that ignores the machine's config."""
     home = tmp_path_factory.mktemp("voyager-home")
     monkeypatch.setenv("VOYAGER_HOME", str(home))
+    # A test run inside a pipeline's agent must not inherit its role (the role guard
+    # would deny the hooks' test calls) or its sub-agent flag.
+    for name in list(os.environ):
+        if name.startswith("VOYAGER_PIPELINE_") or name == "VOYAGER_SUBAGENT":
+            monkeypatch.delenv(name)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     for role in ("AUTHOR", "COMMITTER"):

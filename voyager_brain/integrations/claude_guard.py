@@ -3,8 +3,9 @@
 ==================  ==============================================================
 hook event          what it does
 ==================  ==============================================================
-PreToolUse          check the call against the guard rules; record it and every
-                    rule that fired; deny (block), warn, or say nothing (log, none)
+PreToolUse          check the call against the pipeline's role guard, then the
+                    guard rules; record it and every rule that fired; deny (block),
+                    warn, or say nothing (log, none)
 PostToolUse         record the tool's result on its row (output cut and redacted)
 PostToolUseFailure  the same, with ``success`` 0 and the error as output
 UserPromptSubmit    record the user's message
@@ -23,7 +24,8 @@ Output of PreToolUse, exit code 0 always:
 
 When the check itself fails (history.db locked past its timeout or corrupt, a bug), the
 call is allowed with one line on stderr; ``guard_fail = "closed"`` in config.toml
-denies it instead. Input the hook cannot read is always let through, with one line.
+denies it instead; a call the role guard has already denied stays denied. Input the
+hook cannot read is always let through, with one line.
 
 This module is on the path of every tool call: the standard library and the guard only.
 """
@@ -77,28 +79,43 @@ def pre_tool_use(payload: Mapping[str, Any], out: TextIO, err: TextIO) -> None:
         raise HookInputError("stdin: tool_input: expected a JSON object")
     session = _text(payload, "session_id", required=False)
     fail_closed = False
+    denial: str | None = None
     try:
         project, config = _where(payload)
         fail_closed = config.guard_fail == "closed"
-        from ..guard.check import evaluate, record_check
+        # roleguard.ROLE_VARIABLE spelled out, not imported: outside a pipeline run this
+        # lookup is all the role guard may cost.
+        role = os.environ.get("VOYAGER_PIPELINE_ROLE")
+        if role:
+            denial = _role_denial(role, tool, tool_input, payload, project, config)
+        from ..guard.check import Decision, evaluate, record_check
         from ..guard.db import connect
-        from ..guard.rules import list_rules
 
-        db = connect()
-        if os.path.exists(os.path.join(project, ".voyager", "rules.toml")):
-            from ..guard.teamrules import sync_team_rules
+        if denial is not None:
+            # The role guard wins over the rules, so they are not even read. The call is
+            # recorded like any checked one, as a block with no rule behind it (a
+            # trigger needs a rule row); the reason goes in as its failed result, since
+            # the call never runs and no PostToolUse will write one.
+            decision = Decision("block")
+            db = connect() if session is not None else None
+        else:
+            from ..guard.rules import list_rules
 
-            for problem in sync_team_rules(db, project):
-                err.write(f"voyager-brain guard: {problem}\n")
-        rules = list_rules(db, project=project)
-        decision = evaluate(
-            rules,
-            tool,
-            tool_input,
-            threshold=config.semantic_threshold,
-            reviewer=_reviewer(config),
-        )
-        if session is None:
+            db = connect()
+            if os.path.exists(os.path.join(project, ".voyager", "rules.toml")):
+                from ..guard.teamrules import sync_team_rules
+
+                for problem in sync_team_rules(db, project):
+                    err.write(f"voyager-brain guard: {problem}\n")
+            rules = list_rules(db, project=project)
+            decision = evaluate(
+                rules,
+                tool,
+                tool_input,
+                threshold=config.semantic_threshold,
+                reviewer=_reviewer(config),
+            )
+        if session is None or db is None:
             err.write("voyager-brain guard: stdin: no session_id; the call is not recorded\n")
         else:
             decision = record_check(
@@ -111,15 +128,34 @@ def pre_tool_use(payload: Mapping[str, Any], out: TextIO, err: TextIO) -> None:
                 tool_use_id=_text(payload, "tool_use_id", required=False),
                 transcript_path=_text(payload, "transcript_path", required=False),
             )
+            if denial is not None and decision.tool_call_id is not None:
+                from ..guard.db import transaction
+                from ..guard.record import set_tool_result
+
+                with transaction(db):
+                    set_tool_result(
+                        db,
+                        decision.tool_call_id,
+                        denial,
+                        success=False,
+                        limit=config.tool_output_limit,
+                    )
     except Exception as exc:
         message = _one_line(exc)
-        if fail_closed:
+        if denial is not None:
+            # Decided before the history failed: a broken history.db must not let a
+            # planner write code, whatever guard_fail says.
+            out.write(_deny(denial))
+        elif fail_closed:
             reason = (
                 f"voyager-brain guard could not check this call ({message}), and "
                 'config.toml says guard_fail = "closed"'
             )
             out.write(_deny(reason))
         err.write(f"voyager-brain hook claude pre-tool-use: {message}\n")
+        return
+    if denial is not None:
+        out.write(_deny(denial))
         return
     for problem in decision.problems:
         err.write(f"voyager-brain guard: {problem}\n")
@@ -134,6 +170,30 @@ def pre_tool_use(payload: Mapping[str, Any], out: TextIO, err: TextIO) -> None:
             "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text},
         }
         out.write(json.dumps(output, ensure_ascii=False) + "\n")
+
+
+def _role_denial(
+    role: str,
+    tool: str,
+    tool_input: Mapping[str, Any],
+    payload: Mapping[str, Any],
+    project: str,
+    config: Config,
+) -> str | None:
+    """The pipeline's role guard (`guard.roleguard`) for a call of a pipeline agent."""
+    from ..guard.roleguard import PROJECT_VARIABLE, role_denial
+
+    cwd = payload.get("cwd")
+    return role_denial(
+        role,
+        tool,
+        tool_input,
+        # The engine names the project it runs; an agent that cd's into a nested
+        # repository still writes only the run's .brain/.
+        os.environ.get(PROJECT_VARIABLE) or project,
+        cwd if isinstance(cwd, str) and cwd else None,
+        config.pipeline.planner_bash,
+    )
 
 
 def _reviewer(config: Config) -> Any:
