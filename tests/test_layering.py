@@ -55,6 +55,8 @@ HEAVY = {
     "numpy": {"guard.semantic"},
     # the linear-time regex engine: only for the rules' patterns that need it
     "re2": {"guard.patterns"},
+    # file-system events: only `voyager-brain pipeline watch`
+    "watchfiles": {"pipeline.watch"},
 }
 
 
