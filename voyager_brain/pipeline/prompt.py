@@ -1,0 +1,121 @@
+"""What each stage's agent is told: its task (stdin) and its system prompt.
+
+The system prompt, in order (seed 004's, plus the project's memory):
+
+1. the role's instructions, ``templates/pipeline/<role>.md.j2`` (a project overrides one
+   with ``.voyager/templates/pipeline/<role>.md.j2``);
+2. voyager-brain's budgeted context: what the project's memory holds (brain.md, brain.json,
+   the memory logs), as a session start injects it;
+3. the ``.brain/`` files: PROJECT.md, DECISIONS.md, PATTERNS.md, MISTAKES.md (its newest
+   entries within 3,000 characters), REVIEW.md, RESEARCH/*.md (2,000 characters of each,
+   6,000 in all); empty files are left out;
+4. where the pipeline is: the task, each stage's status, the retries.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..render import Templates
+from . import blackboard
+from .state import PipelineState
+
+MISTAKES_CAP = 3000
+RESEARCH_CAP_EACH = 2000
+RESEARCH_CAP_TOTAL = 6000
+
+#: The .brain/ files put in every system prompt, in this order, with how each is capped.
+PROMPT_FILES = ("PROJECT.md", "DECISIONS.md", "PATTERNS.md", "MISTAKES.md", "REVIEW.md")
+
+
+def templates_for(root: Path) -> Templates:
+    return Templates(root / ".voyager" / "templates")
+
+
+def stage_task(
+    templates: Templates, role: str, task: str, *, after: str | None, research: list[str]
+) -> str:
+    """The text a stage's agent gets on stdin. `after` is the verdict that sent the
+    pipeline back to this stage (REVISE or REDESIGN), None on the first pass."""
+    text = templates.render_with_jinja(
+        "pipeline/task.md.j2",
+        role=role,
+        task=task.strip(),
+        revise=after == "REVISE",
+        redesign=after == "REDESIGN",
+        research=[f".brain/RESEARCH/{name}" for name in research],
+    )
+    return text.strip() + "\n"
+
+
+def memory_context(root: Path, budget: int | None = None) -> str:
+    """voyager-brain's own context for the project (what a session start injects); a
+    line saying why when it cannot be built, so that a broken memory never stops a run."""
+    from ..errors import BrainError
+    from ..session.manager import BrainManager
+
+    try:
+        return BrainManager(root).context(budget).strip()
+    except (BrainError, OSError) as exc:
+        return f"(The project's memory could not be read: {exc})"
+
+
+def system_prompt(
+    root: Path,
+    state: PipelineState,
+    index: int,
+    templates: Templates,
+    memory: str,
+    *,
+    after: str | None = None,
+) -> str:
+    """The system prompt of stage `index` of `state` (see the module's docstring)."""
+    role = state.pipeline[index]
+    parts = [
+        templates.render_with_jinja(
+            f"pipeline/{role}.md.j2", redesign=after == "REDESIGN", revise=after == "REVISE"
+        ).strip()
+    ]
+    if memory:
+        parts.append(f"# The project's memory (voyager-brain)\n\n{memory}")
+    brain = blackboard.brain_dir(root)
+    for name in PROMPT_FILES:
+        text = _read(brain / name).strip()
+        if not text:
+            continue
+        heading = f"# .brain/{name}"
+        if name == "MISTAKES.md":
+            text = blackboard.capped(text, MISTAKES_CAP).strip()
+            heading += f" (the newest lessons, within {MISTAKES_CAP} characters)"
+        parts.append(f"{heading}\n\n{text}")
+    for note, text in blackboard.research_texts(root, RESEARCH_CAP_EACH, RESEARCH_CAP_TOTAL):
+        parts.append(f"# .brain/RESEARCH/{note}\n\n{text}")
+    parts.append(pipeline_summary(state, index))
+    return "\n\n".join(parts) + "\n"
+
+
+def pipeline_summary(state: PipelineState, index: int) -> str:
+    """Where the pipeline is, for the agent of stage `index`."""
+    lines = ["# The pipeline", "", f"Task: {state.task.strip()}", ""]
+    for i, stage in enumerate(state.stages):
+        status = "you, now" if i == index else stage.status
+        when = ""
+        if stage.completed_at is not None and i != index:
+            when = f", {_iso(stage.completed_at)}"
+        lines.append(f"{i + 1}. {stage.agent}: {status}{when}")
+    max_retries = state.extra.get("maxRetries")
+    limit = f" of {max_retries}" if isinstance(max_retries, int) else ""
+    lines += ["", f"Retries so far: {state.retries}{limit}."]
+    return "\n".join(lines)
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
