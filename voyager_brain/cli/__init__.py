@@ -6,7 +6,7 @@ click's own usage errors exit 2 as well. Open `common.py` first, then the module
 for the command: `session` (init, status, add, compact), `state` (save, show, import),
 `context`, `memory` (brain, memory ...), `git` (diff, log, blame, commit, install git,
 merge-driver), `integrations` (hook, install claude), `rules` and `history` (guard rules
-and the session history), `doctor`, `demo`.
+and the session history), `pipeline` (the multi-agent pipeline), `doctor`, `demo`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from . import (
     history,
     integrations,
     memory,
+    pipeline,
     rules,
     session,
     state,
@@ -39,6 +40,7 @@ _COMMAND_MODULES = (
     history,
     integrations,
     memory,
+    pipeline,
     rules,
     session,
     state,

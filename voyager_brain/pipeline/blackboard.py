@@ -39,8 +39,9 @@ FILES = (
 )
 
 #: What ``.brain/.gitignore`` must hold: the engine's ephemeral files, the locks, the
-#: files `reset` moves aside and the temporary files of atomic writes.
-GITIGNORE_LINES = (STATE_FILE, EVENTS_FILE, "*.lock", "*.corrupt", ".*.tmp")
+#: files `reset` moves aside, the temporary files of atomic writes, and logs/ (each
+#: stage's system prompt and agent output).
+GITIGNORE_LINES = (STATE_FILE, EVENTS_FILE, "*.lock", "*.corrupt", ".*.tmp", "logs/")
 
 #: A PROJECT.md whose trimmed text is this long or shorter is replaced by a scaffold.
 PROJECT_MIN_CHARS = 50

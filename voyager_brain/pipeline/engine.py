@@ -211,7 +211,7 @@ class Pipeline:
         pid = before.extra.get("runnerPid")
         # Only while an engine holds its lock is runnerPid a live agent of ours; after a
         # crash the number may belong to anything by now.
-        if isinstance(pid, int) and pid > 1 and self._engine_running():
+        if isinstance(pid, int) and pid > 1 and self.engine_running():
             stop_process_group(pid)
         return cancelled
 
@@ -507,7 +507,8 @@ class Pipeline:
         finally:
             os.close(fd)
 
-    def _engine_running(self) -> bool:
+    def engine_running(self) -> bool:
+        """Whether an engine (this process or another) holds the project's engine lock."""
         path = blackboard.brain_dir(self.root) / ENGINE_LOCK
         try:
             fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
@@ -554,5 +555,5 @@ def _load_quietly(root: Path) -> PipelineState | None:
 
 
 def _write(path: Path, text: str) -> None:
-    with storage.locked(path):
-        storage.atomic_write(path, text.encode("utf-8"), durable=False)
+    # No lock: only the engine, which holds engine.lock, writes in logs/.
+    storage.atomic_write(path, text.encode("utf-8"), durable=False)
