@@ -11,6 +11,17 @@ The session brain (seed 002) and the project state (seed 000)::
     bm.compact()                                        # session_compact
     bm.persist()                                        # session_end
 
+The multi-agent pipeline over ``.brain/`` (seed 004), for agent loops that run their own
+agents::
+
+    from voyager_brain import Pipeline, RunnerResult
+
+    def runner(stage):          # a StageRun: role, stage_task, system_prompt, env ...
+        ...                     # run the agent in stage.root, let it write its files
+        return RunnerResult(session_id="...")
+
+    final = Pipeline(".", runner=runner).run("Add rate limiting", ["architect", "builder"])
+
 Importing this package loads nothing else: each name is imported from its module on
 first use, so a hook that needs two small modules does not pay for the others. Jinja,
 markdown-it and YAML are imported when something is rendered, summarized or has foreign
@@ -35,6 +46,9 @@ if TYPE_CHECKING:
         StateError,
         TemplateError,
     )
+    from .pipeline.engine import Pipeline, PipelineError
+    from .pipeline.runner import RunnerResult, StageRun
+    from .pipeline.state import PipelineState
     from .session.manager import BrainManager
     from .session.model import ENTRY_TYPES, BrainEntry, BrainState, BrainStatus, CompactionReport
     from .state.brainjson import ProjectState
@@ -57,7 +71,12 @@ _MODULES = {
     "InvalidEntryError": "errors",
     "LockTimeoutError": "errors",
     "NotInRepositoryError": "errors",
+    "Pipeline": "pipeline.engine",
+    "PipelineError": "pipeline.engine",
+    "PipelineState": "pipeline.state",
     "ProjectState": "state.brainjson",
+    "RunnerResult": "pipeline.runner",
+    "StageRun": "pipeline.runner",
     "StateError": "errors",
     "TemplateError": "errors",
 }
@@ -76,7 +95,12 @@ __all__ = [
     "InvalidEntryError",
     "LockTimeoutError",
     "NotInRepositoryError",
+    "Pipeline",
+    "PipelineError",
+    "PipelineState",
     "ProjectState",
+    "RunnerResult",
+    "StageRun",
     "StateError",
     "TemplateError",
     "__version__",

@@ -213,3 +213,49 @@ def test_fixed_clock_gives_the_same_state_bytes(repo: Path, agent: FakeAgent) ->
     pipeline = Pipeline(repo, runner=agent.command, config=config(), clock=lambda: moment)
     final = pipeline.run("task", ["architect", "reviewer"])
     assert final.started_at == final.updated_at == ps.epoch_ms(moment)
+
+
+def test_python_api_with_a_runner_callable(repo: Path) -> None:
+    from voyager_brain import Pipeline as PublicPipeline
+    from voyager_brain import RunnerResult, StageRun
+
+    seen: list[tuple[str, int, str]] = []
+
+    def runner(stage: StageRun) -> RunnerResult | dict[str, object]:
+        seen.append((stage.role, stage.stage, stage.env["VOYAGER_PIPELINE_ROLE"]))
+        assert stage.system_prompt == stage.system_prompt_path.read_text()
+        if stage.role == "architect":
+            (stage.root / ".brain" / "PLAN.md").write_text("- [ ] write hello.txt\n")
+            return RunnerResult(session_id="arch-1")
+        if stage.role == "builder":
+            (stage.root / "hello.txt").write_text("hello\n")
+            return {"type": "result", "session_id": "build-1", "result": "done"}
+        assert stage.schema_path is not None and stage.schema_path.exists()
+        verdict = {
+            "verdict": "APPROVE",
+            "score": 9,
+            "summary": "fine",
+            "issues": [],
+            "patternsCompliance": True,
+        }
+        return RunnerResult(session_id="rev-1", structured=verdict)
+
+    final = PublicPipeline(repo, runner=runner, config=config()).run("Say hello")
+    assert final.status == "completed"  # the default stages: architect, builder, reviewer
+    assert seen == [("architect", 0, "architect"), ("builder", 1, "builder"),
+                    ("reviewer", 2, "reviewer")]  # fmt: skip
+    assert [s.session_id for s in final.stages] == ["arch-1", "build-1", "rev-1"]
+
+
+def test_the_system_prompt_carries_the_projects_memory(repo: Path, agent: FakeAgent) -> None:
+    from voyager_brain import BrainManager
+
+    manager = BrainManager(repo)
+    manager.merge_state({"activeState": {"currentGoal": "Ship the greeting API by Friday"}})
+    manager.persist()
+    agent.script(reviewer=[{"verdict": "APPROVE"}])
+    engine(repo, agent).run("task", ["builder", "reviewer"])
+    for call in agent.calls():
+        system = Path(call["env"]["VOYAGER_PIPELINE_SYSTEM_PROMPT"]).read_text()
+        assert "# The project's memory (voyager-brain)" in system
+        assert "Ship the greeting API by Friday" in system
