@@ -215,7 +215,10 @@ def test_the_report_as_json_and_as_a_line(tmp_path: Path) -> None:
         "idle_minutes": 45,
         "error": None,
     }
-    assert report.describe() == f"{tmp_path.absolute()}: stalled (stage 1, builder, idle 45 min)"
+    line = f"{tmp_path.absolute()}: stalled, stage 2 (builder), no update for 45 min"
+    assert report.describe() == line
+    done = hb.Report("/p", "ok", "completed", "completed", stage=2, role="reviewer")
+    assert done.describe() == "/p: completed, stage 3 (reviewer)"
     assert hb.Report("/p", "no pipeline").describe() == "/p: no pipeline"
     assert hb.Report("/p", "corrupt", error="/p/x: bad").describe() == "/p: corrupt: /p/x: bad"
 

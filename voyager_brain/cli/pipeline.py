@@ -197,8 +197,14 @@ def status_command(last: int, as_json: bool) -> None:
     if events:
         click.echo("events:")
         for event in events:
-            fields = {k: v for k, v in event.items() if k not in ("event", "at")}
-            detail = " ".join(f"{k}={v}" for k, v in fields.items() if k != "task")
+            # Stages count from 1 here, as in the list above; the JSON keeps the index.
+            fields = {k: v for k, v in event.items() if k not in ("event", "at", "task")}
+            if isinstance(fields.get("stage"), int):
+                fields["stage"] += 1
+            detail = " ".join(
+                f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}"
+                for k, v in fields.items()
+            )
             click.echo(f"  {event['at']} {event['event']} {detail}".rstrip())
 
 

@@ -145,14 +145,17 @@ class Report(Record):
         return out
 
     def describe(self) -> str:
-        """One line for people: ``/p: stalled (stage 1, builder, idle 31 min)``."""
+        """One line for people: ``/p: stalled, stage 2 (builder), no update for 31 min``."""
         if self.action == "corrupt":
             return f"{self.project}: corrupt: {self.error}"
         if self.action in ("no pipeline", "missing project"):
             return f"{self.project}: {self.action}"
         what = "stalled" if self.action == "stalled" else self.status_after
-        where = f"stage {self.stage}, {self.role}, idle {self.idle_minutes} min"
-        return f"{self.project}: {what} ({where})"
+        # People count stages from 1 (as `pipeline status` does); `stage` is the index.
+        where = f"stage {self.stage + 1} ({self.role})" if self.stage is not None else ""
+        if what in ("running", "stalled"):
+            where += f", no update for {self.idle_minutes} min"
+        return f"{self.project}: {what}" + (f", {where}" if where else "")
 
 
 def _report(
