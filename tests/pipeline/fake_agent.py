@@ -13,13 +13,17 @@ Step keys (all optional):
   one with that verdict;
 - ``stdout``: print this instead of the JSON line; ``stderr``: also print this there;
 - ``exit``: the exit status; ``sleep``: seconds to wait first (``touch_every``: touching
-  a file in the project at that interval meanwhile).
+  a file in the project at that interval meanwhile);
+- ``delete``: relative paths removed from the project (after ``write``);
+- ``git``: a list of git argument lists, each run in the project (after ``delete``);
+- ``commit``: true to ``git add -A`` and ``git commit`` what the project holds, last.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -63,6 +67,13 @@ def main() -> int:
         target = project / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
+    for path in step.get("delete", []):
+        (project / path).unlink(missing_ok=True)
+    for args in step.get("git", []):
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+    if step.get("commit"):
+        for args in (["add", "-A"], ["commit", "-q", "-m", f"{role} run {n}"]):
+            subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
     if "stderr" in step:
         print(step["stderr"], file=sys.stderr)
     if "stdout" in step:

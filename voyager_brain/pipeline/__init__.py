@@ -1,9 +1,10 @@
 """Seed 004: the `.brain/` blackboard through which several agents (scout, architect,
 builder, reviewer) hand work to each other, and the engine that runs them in order.
 
-Open `state.py` first (pipeline-state.json and its events), then `blackboard.py` (the
-`.brain/` files: creating them, PROJECT.md's bootstrap, what goes into prompts),
-`verdict.py` (the reviewer's verdict: structured output or REVIEW.md) and `routing.py`
-(where the pipeline goes after a verdict). The engine that runs the stages is to come
-(issue 15).
+Open `engine.py` first (`Pipeline`: run, resume, cancel), then `runner.py` (how a stage's
+agent is run), `prompt.py` (what it is told) and `validate.py` (what it must leave);
+`state.py` and `events.py` hold pipeline-state.json and events.jsonl, `blackboard.py` the
+`.brain/` files, `verdict.py` and `routing.py` the reviewer's verdict and where it sends
+the pipeline, `heartbeat.py` and `watch.py` the stall check and the BACKLOG.md watcher.
+The guide is docs/pipeline.md.
 """

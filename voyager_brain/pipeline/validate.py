@@ -31,7 +31,9 @@ def check_scout(root: Path, started_ns: int) -> str | None:
     fresh = [p for p in notes if p.is_file() and _mtime(p) >= started_ns and p.read_bytes().strip()]
     if fresh:
         return None
-    older = f" ({len(notes)} older notes are there)" if notes else ""
+    older = ""
+    if notes:
+        older = f" ({len(notes)} older {'note is' if len(notes) == 1 else 'notes are'} there)"
     return f"scout wrote no .brain/RESEARCH/*.md during this stage{older}"
 
 
@@ -67,42 +69,52 @@ def check_builder(before: object, after: object) -> str | None:
 def work_fingerprint(root: Path) -> object:
     """Something that changes when the project changes outside ``.brain/``.
 
-    In a git work tree: HEAD, and every path ``git status`` lists (untracked files too,
+    In a git work tree: the project folder's entries in HEAD's tree but ``.brain`` (so a
+    commit counts, one that only touches ``.brain/`` or files outside the project does
+    not), and every path ``git status`` lists under the project (untracked files too,
     ignored ones not: a build's output is not work) with its size and modification time,
-    so a file already modified before the stage and edited again still counts. Outside
-    git, or when git fails: every file's path, size and modification time.
+    so a file already modified before the stage and edited again still counts. The
+    project may be a subfolder of the repository. Outside git, or when git fails: every
+    file's path, size and modification time.
     """
     git = _git_fingerprint(root)
     return git if git is not None else _tree_fingerprint(root)
 
 
+def _git(root: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=timeout)
+
+
 def _git_fingerprint(root: Path) -> object | None:
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "-q", "--verify", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            timeout=60,
-        )
-        status = subprocess.run(
-            ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."],
-            cwd=root,
-            capture_output=True,
-            timeout=120,
+        prefix = _git(root, "rev-parse", "--show-prefix")
+        # Paths relative to `root`; fails (no entries) before the first commit.
+        tree = _git(root, "ls-tree", "-z", "HEAD")
+        status = _git(
+            root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", timeout=120
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    if status.returncode != 0:
+    if prefix.returncode != 0 or status.returncode != 0:
         return None
+    listed = tree.stdout.split(b"\0") if tree.returncode == 0 else []
+    committed = tuple(sorted(r for r in listed if r and r.split(b"\t", 1)[-1] != b".brain"))
+    # Porcelain paths are relative to the repository's top, whatever the folder.
+    top = prefix.stdout.rstrip(b"\n").decode("utf-8", errors="surrogateescape")
     entries = []
-    for record in status.stdout.split(b"\0"):
+    records = iter(status.stdout.split(b"\0"))
+    for record in records:
         if len(record) < 4:
             continue
+        if record[:1] in b"RC" or record[1:2] in b"RC":
+            next(records, None)  # a rename's or copy's source path follows
         path = record[3:].decode("utf-8", errors="surrogateescape")
+        if path.startswith(top):
+            path = path[len(top) :]
         if path == ".brain" or path.startswith(".brain/"):
             continue
         entries.append((record[:2], path, _stat(root / path)))
-    return (head.stdout.strip(), tuple(sorted(entries)))
+    return (committed, tuple(sorted(entries)))
 
 
 def _tree_fingerprint(root: Path) -> object:
