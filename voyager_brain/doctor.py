@@ -50,6 +50,7 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
         _check_tmp,
         _check_git,
         _check_history,
+        _check_pipeline,
     ):
         findings.extend(check(top, repair, clock))
     return findings
@@ -285,3 +286,29 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
                 yield Finding("ok", f"{FILE} loads cleanly")
     finally:
         db.close()
+
+
+def _check_pipeline(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    """.brain/pipeline-state.json (seed 004) reads, and a pipeline marked running has an
+    engine. Never repaired here: `pipeline reset`, `resume` and `cancel` are the tools."""
+    from .pipeline import state as ps
+    from .pipeline.engine import Pipeline
+
+    path = ps.state_path(top)
+    if not path.exists():
+        return
+    try:
+        current = ps.load(top)
+    except CorruptFileError as exc:
+        hint = "`voyager-brain pipeline reset` moves it aside so that a new run can start"
+        yield Finding("error", str(exc), hint)
+        return
+    assert current is not None
+    where = f"{path}: pipeline {current.status}"
+    if current.status == "running" and not Pipeline(top).engine_running():
+        hint = "its engine is gone: `voyager-brain pipeline resume` continues it, `cancel` ends it"
+        yield Finding("warning", f"{where}, but no engine is running it", hint)
+    elif current.status == "stalled":
+        yield Finding("warning", where, "`voyager-brain pipeline resume` continues it")
+    else:
+        yield Finding("ok", where)

@@ -202,6 +202,9 @@ def test_killed_engine_is_refused_stalled_by_heartbeat_and_resumed(
 
     state = ps.load(repo)
     assert state is not None and state.status == "running"  # its engine died with it
+    doctor = run_cli("doctor", cwd=repo)
+    assert "pipeline running, but no engine is running it" in doctor.stdout
+    assert "`voyager-brain pipeline resume` continues it" in doctor.stdout
     refused = run_cli("pipeline", "run", "new task", "--stages", "builder", cwd=repo)
     assert refused.returncode == 2 and "already running" in refused.stderr
 
@@ -261,6 +264,11 @@ def test_corrupt_state_is_reported_never_overwritten_and_reset(
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert path.read_text() == '{"project": "/x", "task": 3}'
     assert agent.calls() == []
+    doctor = run_cli("doctor", cwd=repo)
+    assert doctor.returncode == 1
+    assert "pipeline-state.json: task: expected a string" in doctor.stdout
+    assert "pipeline reset" in doctor.stdout
+    assert path.read_text() == '{"project": "/x", "task": 3}'
 
     reset = run_cli("pipeline", "reset", cwd=repo)
     assert reset.returncode == 0 and "moved" in reset.stdout
