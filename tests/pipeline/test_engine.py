@@ -259,3 +259,20 @@ def test_the_system_prompt_carries_the_projects_memory(repo: Path, agent: FakeAg
         system = Path(call["env"]["VOYAGER_PIPELINE_SYSTEM_PROMPT"]).read_text()
         assert "# The project's memory (voyager-brain)" in system
         assert "Ship the greeting API by Friday" in system
+
+
+def test_secrets_never_reach_the_tracked_brain_files(repo: Path, agent: FakeAgent) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    review = {
+        "verdict": "APPROVE",
+        "score": 8,
+        "summary": f"The builder pasted {token} into config.py",
+        "issues": [{"severity": "critical", "description": f"remove {token}"}],
+        "patternsCompliance": True,
+    }
+    agent.script(reviewer=[{"structured": review}])
+    final = engine(repo, agent).run(f"Rotate the leaked token {token}", ["builder", "reviewer"])
+    assert final.status == "completed"
+    for name in ("PROJECT.md", "REVIEW.md"):
+        text = (repo / ".brain" / name).read_text()
+        assert token not in text and "[REDACTED" in text, name

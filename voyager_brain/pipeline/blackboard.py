@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from .. import storage
+from ..redact import redact
 from .events import EVENTS_FILE
 from .state import BRAIN_DIR, STATE_FILE
 
@@ -137,7 +138,8 @@ def bootstrap_project(root: Path, task: str) -> bool:
             text = data.decode("utf-8", errors="replace")
             if len(text.strip()) > PROJECT_MIN_CHARS:
                 return False
-        scaffold = _PROJECT_SCAFFOLD.format(task=task.strip() or "Not described yet.")
+        # PROJECT.md is tracked by git, and a task may quote a credential.
+        scaffold = _PROJECT_SCAFFOLD.format(task=redact(task.strip()) or "Not described yet.")
         storage.atomic_write(path, scaffold.encode())
     return True
 

@@ -29,6 +29,7 @@ from typing import Any
 from .. import storage
 from ..config import Config, load_config
 from ..errors import BrainError, CorruptFileError
+from ..redact import redact
 from ..session.manager import Clock, utc_now
 from . import blackboard, prompt, validate
 from . import state as ps
@@ -117,7 +118,7 @@ class Pipeline:
         retries = self._max_retries(max_retries)
         if not task.strip():
             raise PipelineError("the task is empty; say what the pipeline should do")
-        ps.load(self.root)  # a corrupt state is reported before anything is written
+        _load_or_explain(self.root)  # a corrupt state is refused before anything is written
         with self._engine_lock():
             blackboard.init_brain(self.root)
             blackboard.bootstrap_project(self.root, task)
@@ -144,7 +145,7 @@ class Pipeline:
         running when its engine died, stalled, or failed). `max_retries` replaces the
         stored limit (to give a failed pipeline more rounds)."""
         with self._engine_lock():
-            current = ps.load(self.root)
+            current = _load_or_explain(self.root)
             if current is None:
                 raise PipelineError("no pipeline to resume: start one with `pipeline run`")
             if current.status == "completed":
@@ -282,8 +283,10 @@ class Pipeline:
         if decision.review is not None:
             review = decision.review
             fields.update(score=review.score, issues=len(review.issues))
+            # REVIEW.md is tracked by git: what the reviewer quoted is redacted first.
+            text = redact(render_review(review))
             with storage.locked(review_md):
-                storage.atomic_write(review_md, render_review(review).encode())
+                storage.atomic_write(review_md, text.encode())
         self._event("review.verdict", stage=self._current().current_stage, **fields)
         if decision.review is not None and not decision.review.patterns_compliance:
             self._event("patterns.noncompliant", stage=self._current().current_stage)
@@ -545,6 +548,15 @@ def _busy(current: PipelineState) -> str:
     else:
         hint = "wait for it, or stop it with `voyager-brain pipeline cancel`"
     return f"a pipeline is already {current.status} here ({where}, task {task!r}): {hint}"
+
+
+def _load_or_explain(root: Path) -> PipelineState | None:
+    try:
+        return ps.load(root)
+    except CorruptFileError as exc:
+        raise PipelineError(
+            f"{exc} (`voyager-brain pipeline reset` moves it aside; nothing was run)"
+        ) from None
 
 
 def _load_quietly(root: Path) -> PipelineState | None:
