@@ -58,6 +58,7 @@ class Plan:
     guard_runs: int
     guard_transcript_mb: float
     guard_import_runs: int
+    pipeline_runs: int = 9
     smoke: bool = False
 
     def load_runs(self, size: int) -> int:
@@ -130,6 +131,7 @@ SMOKE = Plan(
     guard_runs=1,
     guard_transcript_mb=0.2,
     guard_import_runs=1,
+    pipeline_runs=1,
     smoke=True,
 )
 

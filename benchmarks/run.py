@@ -53,6 +53,10 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
   calls, for a call no rule matches, beside ``python -c pass``: <= 2x. Also the ``rules
   test`` process with 1,000 rules (reported), and importing a 50 MB Claude Code transcript
   in process beside ``json.loads`` of its every line (reported).
+* **pipeline** (seed 004): a four-stage run of a minimal shell agent through the engine,
+  beside the same four agent processes started by hand (reported: what the engine adds
+  per run), and the pre-tool-use hook for an architect's Write into ``.brain/`` beside
+  the same call with no pipeline role (reported: what the role guard adds).
 
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
@@ -82,6 +86,7 @@ from benchmarks.history import bench_log  # noqa: E402
 from benchmarks.hook import bench_hook  # noqa: E402
 from benchmarks.memory import bench_memory  # noqa: E402
 from benchmarks.merge import bench_merge  # noqa: E402
+from benchmarks.pipeline import bench_pipeline  # noqa: E402
 from benchmarks.plan import FULL, ROOT, SMOKE, Plan, Results  # noqa: E402
 from benchmarks.session import (  # noqa: E402
     bench_compaction,
@@ -104,6 +109,7 @@ TITLES = {
     "merge": "Merge driver (git merge)",
     "history": "History: `voyager-brain log`",
     "guard": "Guard rules and the session history (seed 003)",
+    "pipeline": "The multi-agent pipeline (seed 004)",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
@@ -125,6 +131,8 @@ FLOORS = {
     "minimal hook (imports `re`, `json`, `sqlite3`, reads the payload, selects the active "
     "rules, inserts one row into the same history.db) is what any Python hook doing this "
     "job pays; for the import, `json.loads` of every line of the same transcript",
+    "pipeline": "floors: the same four agent processes started one after the other without "
+    "the engine; for the role guard, the same hook and Write with no pipeline role",
 }
 
 
@@ -225,6 +233,7 @@ def _run_all(results: Results, plan: Plan, parent: Path) -> None:
     bench_merge(results, plan, parent, pycache)
     bench_log(results, plan, parent, pycache)
     bench_guard(results, plan, parent, pycache)
+    bench_pipeline(results, plan, parent, pycache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -85,12 +85,18 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(guard, "rules test") == 1 and count(guard, "30 rules") == 1
     assert count(guard, "history import of a transcript") == 1
 
+    pipeline = _table_rows(text, "The multi-agent pipeline")
+    assert len(pipeline) == 2
+    assert count(pipeline, "pipeline run, 4 stages") == 1
+    assert count(pipeline, "an architect's Write") == 1
+
     every = load + persist + compaction + startup + memory + hook + merge + history + guard
+    every += pipeline
     for row in every:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
         float(cells[3])  # ours (ms) is a number
-    for row in memory + hook + merge + history + guard:  # measured beside a floor
+    for row in memory + hook + merge + history + guard + pipeline:  # beside a floor
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         float(cells[4])
         assert cells[5].endswith("x"), row
