@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -276,3 +277,28 @@ def test_secrets_never_reach_the_tracked_brain_files(repo: Path, agent: FakeAgen
     for name in ("PROJECT.md", "REVIEW.md"):
         text = (repo / ".brain" / name).read_text()
         assert token not in text and "[REDACTED" in text, name
+
+
+def test_a_live_engine_takes_back_a_state_the_heartbeat_marked_stalled(repo: Path) -> None:
+    from datetime import timedelta
+
+    from voyager_brain.pipeline.heartbeat import check_project
+
+    seen: list[str] = []
+
+    def runner(stage: object) -> dict[str, object]:
+        later = datetime.now(UTC) + timedelta(hours=1)
+        seen.append(check_project(repo, lambda: later).action)  # as if the machine slept
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the engine's refresh thread takes it back
+            state = ps.load(repo)
+            if state is not None and state.status == "running":
+                break
+            time.sleep(0.1)
+        (repo / "work.txt").write_text("done\n")
+        return {"session_id": "s"}
+
+    final = Pipeline(repo, runner=runner, config=config()).run("task", ["builder"])
+    assert seen == ["stalled"]
+    assert final.status == "completed", final.error
+    assert "pipeline.stalled" in names(repo)

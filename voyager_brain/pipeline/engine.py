@@ -20,6 +20,7 @@ import errno
 import fcntl
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -120,6 +121,9 @@ class Pipeline:
             raise PipelineError("the task is empty; say what the pipeline should do")
         _load_or_explain(self.root)  # a corrupt state is refused before anything is written
         with self._engine_lock():
+            current = _load_or_explain(self.root)
+            if current is not None and current.status in ("running", "stalled"):
+                raise PipelineError(_busy(current))  # its engine died: resume or cancel it
             blackboard.init_brain(self.root)
             blackboard.bootstrap_project(self.root, task)
             extra: dict[str, Any] = {"maxRetries": retries, **self._owner()}
@@ -248,7 +252,13 @@ class Pipeline:
         self._say(f"[{index + 1}/{total}] {role}: running")
         before = validate.work_fingerprint(self.root) if role == "builder" else None
 
-        result = call_runner(self._runner_for(role), self._stage_run(index, after), _Watch(self))
+        runner = self._runner_for(role)
+        run = self._stage_run(index, after)
+        if isinstance(runner, ShellRunner):
+            result = call_runner(runner, run, _Watch(self))
+        else:
+            with self._kept_fresh():
+                result = call_runner(runner, run, _Watch(self))
         session = result.session_id
         if result.error is not None:
             self._fail_stage(index, result.error, session=session)
@@ -464,6 +474,26 @@ class Pipeline:
             except _Superseded:
                 return "pipeline state replaced"
         return None
+
+    @contextmanager
+    def _kept_fresh(self) -> Iterator[None]:
+        """While a Python runner runs (it cannot be polled as a process is): refresh
+        ``updatedAt`` from a thread, so the heartbeat does not take it for stalled. A
+        cancel meanwhile takes effect when the runner returns."""
+        done = threading.Event()
+
+        def keep() -> None:
+            while not done.wait(2.0):
+                if self.refresh() is not None:
+                    return
+
+        thread = threading.Thread(target=keep, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def note_runner(self, pid: int) -> None:
         current = self._current()
