@@ -18,7 +18,8 @@ import click
 from .. import repo
 from ..pipeline import blackboard
 from ..pipeline import state as ps
-from ..pipeline.engine import LOGS_DIR, Pipeline, PipelineError
+from ..pipeline.blackboard import LOGS_DIR
+from ..pipeline.engine import Pipeline, PipelineError
 from ..pipeline.events import read_events
 from ..timestamps import parse_timestamp
 from .common import UserError, cli, json_option, print_json, relative, start_folder

@@ -19,6 +19,7 @@ from .state import BRAIN_DIR, STATE_FILE
 __all__ = [
     "FILES",
     "GITIGNORE_LINES",
+    "LOGS_DIR",
     "PROJECT_MIN_CHARS",
     "bootstrap_project",
     "brain_dir",
@@ -39,10 +40,13 @@ FILES = (
     "RESEARCH/",
 )
 
+#: Each stage's system prompt and its agent's output (ignored by git).
+LOGS_DIR = "logs"
+
 #: What ``.brain/.gitignore`` must hold: the engine's ephemeral files, the locks, the
 #: files `reset` moves aside, the temporary files of atomic writes, and logs/ (each
 #: stage's system prompt and agent output).
-GITIGNORE_LINES = (STATE_FILE, EVENTS_FILE, "*.lock", "*.corrupt", ".*.tmp", "logs/")
+GITIGNORE_LINES = (STATE_FILE, EVENTS_FILE, "*.lock", "*.corrupt", ".*.tmp", f"{LOGS_DIR}/")
 
 #: A PROJECT.md whose trimmed text is this long or shorter is replaced by a scaffold.
 PROJECT_MIN_CHARS = 50

@@ -52,7 +52,6 @@ from .verdict import (
     decide,
     fresh_review_text,
     render_review,
-    schema_text,
     stage_clock_ms,
 )
 
@@ -60,7 +59,6 @@ from .verdict import (
 Runner = Callable[[StageRun], Any]
 
 ENGINE_LOCK = "engine.lock"
-LOGS_DIR = "logs"
 #: How often a running engine refreshes ``updatedAt`` (the heartbeat's stall test is 30
 #: minutes without one).
 REFRESH_SECONDS = 60.0
@@ -253,7 +251,7 @@ class Pipeline:
         before = validate.work_fingerprint(self.root) if role == "builder" else None
 
         runner = self._runner_for(role)
-        run = self._stage_run(index, after)
+        run = prompt.stage_run(self.root, self._current(), index, after, self.clock)
         if isinstance(runner, ShellRunner):
             result = call_runner(runner, run, _Watch(self))
         else:
@@ -376,49 +374,6 @@ class Pipeline:
         pipeline = self.config.pipeline
         return ShellRunner(
             command, time_limit=pipeline.stage_timeout_seconds, idle_limit=pipeline.idle_seconds
-        )
-
-    def _stage_run(self, index: int, after: str | None) -> StageRun:
-        current = self._current()
-        role = current.pipeline[index]
-        templates = prompt.templates_for(self.root)
-        research = [name for name, _ in blackboard.research_texts(self.root)]
-        task_text = prompt.stage_task(templates, role, current.task, after=after, research=research)
-        memory = prompt.memory_context(self.root)
-        system = prompt.system_prompt(self.root, current, index, templates, memory, after=after)
-        logs = blackboard.brain_dir(self.root) / LOGS_DIR
-        logs.mkdir(exist_ok=True)
-        stem = f"stage-{index + 1}-{role}"
-        prompt_path = logs / f"{stem}.prompt.md"
-        _write(prompt_path, system)
-        schema_path = None
-        env = {
-            "VOYAGER_PIPELINE_ROLE": role,
-            "VOYAGER_PIPELINE_STAGE": str(index),
-            "VOYAGER_PIPELINE_TASK": current.task,
-            "VOYAGER_PIPELINE_SYSTEM_PROMPT": str(prompt_path),
-            "VOYAGER_PIPELINE_PROJECT": str(self.root),
-            "VOYAGER_SUBAGENT": "1",
-        }
-        if role == "reviewer":
-            schema_path = logs / "review-schema.json"
-            _write(schema_path, schema_text())
-            env["VOYAGER_PIPELINE_SCHEMA"] = str(schema_path)
-        log_path = logs / f"{stem}.log"
-        with open(log_path, "ab") as log:
-            header = f"\n=== {ps.epoch_ms(self.clock())} retry {current.retries} ===\n"
-            log.write(header.encode())
-        return StageRun(
-            self.root,
-            role,
-            index,
-            current.task,
-            task_text,
-            system,
-            prompt_path,
-            schema_path,
-            env,
-            log_path,
         )
 
     # -- the state on disk ----------------------------------------------------------------
@@ -594,8 +549,3 @@ def _load_quietly(root: Path) -> PipelineState | None:
         return ps.load(root)
     except CorruptFileError:
         return None
-
-
-def _write(path: Path, text: str) -> None:
-    # No lock: only the engine, which holds engine.lock, writes in logs/.
-    storage.atomic_write(path, text.encode("utf-8"), durable=False)

@@ -31,7 +31,7 @@ from ..session.manager import Clock, utc_now
 from ..value import Record
 from . import state as ps
 from .events import append_event
-from .state import STALL_AFTER_MS, PipelineState, epoch_ms
+from .state import STALL_AFTER_MS, PipelineState, epoch_ms, json_document
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,14 +55,7 @@ def registry_path() -> Path:
 
 def _parse_registry(data: bytes, path: Path) -> tuple[list[str], dict[str, Any]]:
     """The project paths, and the whole document (keys we do not know are kept)."""
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise CorruptFileError(path, "not valid UTF-8; expected a JSON text file") from None
-    except json.JSONDecodeError as exc:
-        raise CorruptFileError(
-            path, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno
-        ) from None
+    document = json_document(data, path)
     if not isinstance(document, dict):
         raise CorruptFileError(path, 'expected a JSON object {"projects": [...]}')
     projects = document.get("projects")

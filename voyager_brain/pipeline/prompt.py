@@ -17,9 +17,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .. import storage
 from ..render import Templates
+from ..session.manager import Clock
 from . import blackboard
-from .state import PipelineState
+from .runner import StageRun
+from .state import PipelineState, epoch_ms
+from .verdict import schema_text
 
 MISTAKES_CAP = 3000
 RESEARCH_CAP_EACH = 2000
@@ -119,3 +123,45 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def stage_run(
+    root: Path, state: PipelineState, index: int, after: str | None, clock: Clock
+) -> StageRun:
+    """Everything stage `index`'s agent gets: its task, its system prompt (also written to
+    ``.brain/logs/stage-N-ROLE.prompt.md``, which it is pointed at), the reviewer's schema
+    file, the ``VOYAGER_*`` variables, and the log its output is appended to."""
+    role = state.pipeline[index]
+    templates = templates_for(root)
+    research = [name for name, _ in blackboard.research_texts(root)]
+    task_text = stage_task(templates, role, state.task, after=after, research=research)
+    system = system_prompt(root, state, index, templates, memory_context(root), after=after)
+    logs = blackboard.brain_dir(root) / blackboard.LOGS_DIR
+    logs.mkdir(exist_ok=True)
+    stem = f"stage-{index + 1}-{role}"
+    prompt_path = logs / f"{stem}.prompt.md"
+    _write(prompt_path, system)
+    env = {
+        "VOYAGER_PIPELINE_ROLE": role,
+        "VOYAGER_PIPELINE_STAGE": str(index),
+        "VOYAGER_PIPELINE_TASK": state.task,
+        "VOYAGER_PIPELINE_SYSTEM_PROMPT": str(prompt_path),
+        "VOYAGER_PIPELINE_PROJECT": str(root),
+        "VOYAGER_SUBAGENT": "1",
+    }
+    schema_path = None
+    if role == "reviewer":
+        schema_path = logs / "review-schema.json"
+        _write(schema_path, schema_text())
+        env["VOYAGER_PIPELINE_SCHEMA"] = str(schema_path)
+    log_path = logs / f"{stem}.log"
+    with open(log_path, "ab") as log:
+        log.write(f"\n=== {epoch_ms(clock())} retry {state.retries} ===\n".encode())
+    return StageRun(
+        root, role, index, state.task, task_text, system, prompt_path, schema_path, env, log_path
+    )
+
+
+def _write(path: Path, text: str) -> None:
+    # No lock: only the engine, which holds engine.lock, writes in logs/.
+    storage.atomic_write(path, text.encode("utf-8"), durable=False)

@@ -474,16 +474,20 @@ def mark_stalled(
 # -- the file -------------------------------------------------------------------------
 
 
-def _parse(data: bytes, path: Path) -> PipelineState:
+def json_document(data: bytes, path: Path) -> Any:
+    """`data` parsed as JSON; `CorruptFileError` naming `path` (and the line) if it is not."""
     try:
-        document = json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise CorruptFileError(path, "not valid UTF-8; expected a JSON text file") from None
     except json.JSONDecodeError as exc:
         raise CorruptFileError(
             path, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno
         ) from None
-    return PipelineState.from_json(document, path)
+
+
+def _parse(data: bytes, path: Path) -> PipelineState:
+    return PipelineState.from_json(json_document(data, path), path)
 
 
 def load(root: Path) -> PipelineState | None:
