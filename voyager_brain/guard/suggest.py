@@ -158,7 +158,9 @@ def memory_candidates(project_root: str | os.PathLike[str] | None) -> list[Candi
     seeded = {text for _, text in BEHAVIORS}
     entries = store.snapshot().state.live()
     found: list[Candidate] = []
-    for entry in sorted(entries, key=lambda e: (str(e.get("created")), str(e.get("id")))):
+    # Oldest first; the sort is stable, so entries of the same second keep the log's order
+    # (their ids are random: ordering by id shuffled them from run to run).
+    for entry in sorted(entries, key=lambda e: str(e.get("created"))):
         kind, category = str(entry.get("type")), entry.get("category")
         text = entry.get(TEXT_FIELDS.get(kind, ""))
         if not isinstance(text, str) or not text.strip() or (kind == "behavior" and text in seeded):
