@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"session"},
     {"git", "guard"},
     {"pipeline"},
+    {"check"},
     # what uses every system: the public names, the health check, the demo
     {"__init__", "doctor", "demo"},
     # the ways in

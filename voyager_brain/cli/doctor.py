@@ -49,3 +49,37 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
                 click.echo(f"      {f.hint}")
     if problems:
         ctx.exit(1)
+
+
+# -- check (pre-commit) -------------------------------------------------------------------
+
+
+@cli.command("check")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@json_option
+@click.pass_context
+def check_command(ctx: click.Context, files: tuple[str, ...], as_json: bool) -> None:
+    """Check that the brain files are fit to commit (the pre-commit hook).
+
+    Each of .voyager/brain.md, brain.json and memory.jsonl must parse, and hold no git
+    conflict markers and no unredacted secret. FILES are the files to commit, as
+    pre-commit passes them: only brain files among them are checked; without FILES,
+    every brain file is. Prints file:line for each problem and exits 1; exits 0 when
+    all is well. Nothing is written: `doctor --repair` redacts secrets in brain.md.
+    """
+    from ..check import check
+
+    start = start_folder(ctx)
+    top = repo.find_top(start)
+    if top is None:
+        raise NotInRepositoryError(start.absolute())
+    checked, problems = check(top, files)
+    if as_json:
+        print_json({"checked": checked, "problems": [p.to_json() for p in problems]})
+    else:
+        for problem in problems:
+            click.echo(str(problem))
+        if not problems:
+            click.echo(f"{len(checked)} brain file{'' if len(checked) == 1 else 's'} checked: ok")
+    if problems:
+        ctx.exit(1)

@@ -1,0 +1,129 @@
+"""`voyager-brain check`: are the brain files fit to commit? (the pre-commit hook)
+
+Each of brain.md, brain.json and memory.jsonl must parse, hold no git conflict markers
+(a merge done without the merge driver leaves them) and no secret that redaction
+recognises (written by hand, or before redaction existed). Every problem is one
+`Problem` with its file and line. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from .errors import BrainError
+
+#: The brain files, relative to the repository's top: what `check` looks at by default,
+#: and the only files it checks among those it is given.
+BRAIN_FILES = (".voyager/brain.md", ".voyager/brain.json", ".voyager/memory.jsonl")
+
+# A conflict starts with "<<<<<<< " and ends with ">>>>>>> " (git's markers are 7
+# characters and a space, or the end of the line); "=======" alone is a setext heading's
+# underline as often as a marker, so it is not looked for on its own.
+_CONFLICT = re.compile(rb"^(<{7}|>{7})(?: |$)", re.MULTILINE)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Problem:
+    path: str  # relative to the repository's top
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def brain_files(top: Path, given: Iterable[str] = ()) -> list[str]:
+    """The brain files to check: those among `given` (paths relative to the current
+    folder or absolute, as pre-commit passes them), else every brain file that exists."""
+    wanted = []
+    for name in given:
+        path = Path(name).absolute()
+        try:
+            relative = path.relative_to(top).as_posix()
+        except ValueError:
+            continue
+        if relative in BRAIN_FILES:
+            wanted.append(relative)
+    if given:
+        return sorted(set(wanted))
+    return [name for name in BRAIN_FILES if (top / name).is_file()]
+
+
+def check_file(top: Path, name: str) -> list[Problem]:
+    """The problems of one brain file (`name` relative to `top`)."""
+    path = top / name
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []  # staged as deleted
+    except OSError as exc:
+        return [Problem(name, None, f"cannot read: {exc.strerror or exc}")]
+    problems = [
+        Problem(name, data.count(b"\n", 0, m.start()) + 1, "git conflict marker")
+        for m in _CONFLICT.finditer(data)
+    ]
+    if not problems:  # a conflicted file does not parse: one kind of problem is enough
+        problems += _parse_problems(name, path, data)
+    problems += _secrets(name, data)
+    return problems
+
+
+def _parse_problems(name: str, path: Path, data: bytes) -> list[Problem]:
+    if name.endswith("memory.jsonl"):
+        return _log_problems(name, data)
+    try:
+        if name.endswith("brain.md"):
+            from .session import brainfile
+
+            brainfile.parse(data, path)
+        else:
+            from .state import brainjson
+
+            brainjson.loads(data, path)
+    except BrainError as exc:
+        line = getattr(exc, "line", None)
+        detail = getattr(exc, "detail", None) or str(exc)
+        return [Problem(name, line, f"does not parse: {detail}")]
+    return []
+
+
+def _log_problems(name: str, data: bytes) -> list[Problem]:
+    problems = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            problems.append(Problem(name, number, "not a JSON object"))
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
+            problems.append(Problem(name, number, "expected an object with a string type"))
+    return problems
+
+
+def _secrets(name: str, data: bytes) -> list[Problem]:
+    from .redact import find_secrets, might_hold_secret
+
+    text = data.decode("utf-8", errors="replace")
+    if not might_hold_secret(text):
+        return []
+    problems = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for kind, _start, _end in find_secrets(line):
+            problems.append(Problem(name, number, f"unredacted secret ({kind})"))
+    return problems
+
+
+def check(top: Path, given: Iterable[str] = ()) -> tuple[list[str], list[Problem]]:
+    """The brain files checked and every problem found in them."""
+    names = brain_files(top, list(given))
+    return names, [p for name in names for p in check_file(top, name)]
