@@ -109,6 +109,13 @@ SETTINGS: tuple[Setting, ...] = (
         " during a merge, rebase, cherry-pick or revert)",
     ),
     Setting(
+        "auto_export",
+        "",
+        str,
+        "at session end, refresh these exports (comma-separated: agents-md, claude-md,"
+        " gemini-md, cursor-rules; see docs/exports.md)",
+    ),
+    Setting(
         "guard_fail",
         "open",
         str,
@@ -245,6 +252,7 @@ class Config(Record):
     model_timeout_seconds: float = 60.0
     summarizer: str = "extractive"
     auto_commit: bool = False
+    auto_export: str = ""
     guard_fail: str = "open"
     tool_output_limit: int = 4096
     semantic_threshold: float = 0.45

@@ -134,3 +134,23 @@ def test_broken_markers_exit_2_and_leave_the_file(repo: Path) -> None:
 def test_unknown_target_is_a_usage_error(repo: Path) -> None:
     done = run_cli("export", "windsurf", cwd=repo)
     assert done.returncode == 2 and "windsurf" in done.stderr
+
+
+def test_session_end_refreshes_the_exports_config_names(repo: Path) -> None:
+    from voyager_brain.integrations.exports import BEGIN as MARK
+
+    assert run_cli("init", cwd=repo).returncode == 0
+    config = repo / ".voyager" / "config.toml"
+    config.write_text(config.read_text() + '\nauto_export = "agents-md, cursor-rules, nope"\n')
+    (repo / "CLAUDE.md").write_text(f"{MARK}\nbroken: no end marker\n")
+    run_cli("add", "decision", "Ship on Fridays only", cwd=repo)
+    payload = json.dumps(
+        {"session_id": "s1", "transcript_path": "", "cwd": str(repo),
+         "hook_event_name": "SessionEnd", "reason": "exit"}
+    )  # fmt: skip
+    done = run_cli("hook", "claude", "session-end", cwd=repo, input=payload)
+    assert done.returncode == 0 and done.stdout == ""
+    assert "auto_export: unknown target 'nope'" in done.stderr
+    assert "Ship on Fridays only" in (repo / "AGENTS.md").read_text()
+    assert "Ship on Fridays only" in (repo / ".cursor/rules/voyager-brain.mdc").read_text()
+    assert (repo / "CLAUDE.md").read_text() == f"{MARK}\nbroken: no end marker\n"  # not named

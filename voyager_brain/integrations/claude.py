@@ -8,7 +8,8 @@ Stop           turn_end            update() with a loop_status entry; persist();
                                    auto-memory (detached, once a minute at most)
 PreCompact     session_compact     compact(); auto-memory (detached)
 SessionEnd     session_end         persist(); count the session in brain.json;
-                                   commit the brain files when auto_commit is on;
+                                   refresh the exports auto_export names; commit
+                                   the brain files when auto_commit is on;
                                    auto-memory (detached)
 =============  ==================  ============================================
 
@@ -217,12 +218,34 @@ def session_end(payload: Mapping[str, Any], out: TextIO) -> None:
         bm.merge_state({})  # counts this session once in brain.json
     bm.persist()
     try:
+        if bm.config.auto_export:
+            _refresh_exports(bm)
         if bm.config.auto_commit:
             from ..git.autocommit import commit_brain_files
 
             commit_brain_files(bm.top)
     finally:
         _extract_detached(bm, payload.get("transcript_path"))
+
+
+def _refresh_exports(bm: Any) -> None:
+    """The exports config.toml names (`auto_export`), before the brain files are
+    committed; the hook fails open, so a bad name or broken markers are one line each."""
+    from ..errors import BrainError
+    from .exports import TARGETS, export
+
+    context = None
+    for target in (t.strip() for t in bm.config.auto_export.split(",")):
+        if not target:
+            continue
+        if target not in TARGETS:
+            sys.stderr.write(f"voyager-brain: auto_export: unknown target {target!r}\n")
+            continue
+        try:
+            context = context if context is not None else bm.context()
+            export(bm.top, target, context)
+        except BrainError as exc:
+            sys.stderr.write(f"voyager-brain: auto_export: {exc}\n")
 
 
 def _extract_detached(bm: Any, transcript: Any) -> None:
