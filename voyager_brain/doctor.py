@@ -51,6 +51,7 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
         _check_git,
         _check_history,
         _check_pipeline,
+        _check_exports,
     ):
         findings.extend(check(top, repair, clock))
     return findings
@@ -312,3 +313,32 @@ def _check_pipeline(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         yield Finding("warning", where, "`voyager-brain pipeline resume` continues it")
     else:
         yield Finding("ok", where)
+
+
+def _check_exports(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    """Each exported file (AGENTS.md ... with our markers) holds the current context;
+    `--repair` refreshes the stale ones."""
+    from .context.exports import BEGIN, TARGETS, ExportError, export
+
+    context = None
+    for target, (name, _) in TARGETS.items():
+        path = top / name
+        try:
+            if BEGIN.split(" (")[0] not in path.read_text(encoding="utf-8", errors="replace"):
+                continue
+        except OSError:
+            continue
+        if context is None:
+            context = BrainManager(top, clock=clock).context()
+        try:
+            done = export(top, target, context, check=not repair)
+        except ExportError as exc:
+            yield Finding("error", str(exc))
+            continue
+        if done.action == "unchanged":
+            yield Finding("ok", f"{name}: the exported memory is current")
+        elif repair:
+            yield Finding("warning", f"{name}: the exported memory was stale", repaired=True)
+        else:
+            hint = f"`voyager-brain export {target}` (or `doctor --repair`) refreshes it"
+            yield Finding("warning", f"{name}: the exported memory is out of date", hint)

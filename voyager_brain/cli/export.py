@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from ..integrations.exports import TARGETS, export
+from ..context.exports import TARGETS, export
 from .common import cli, json_option, manager_for, print_json, relative
 
 

@@ -231,8 +231,8 @@ def session_end(payload: Mapping[str, Any], out: TextIO) -> None:
 def _refresh_exports(bm: Any) -> None:
     """The exports config.toml names (`auto_export`), before the brain files are
     committed; the hook fails open, so a bad name or broken markers are one line each."""
+    from ..context.exports import TARGETS, export
     from ..errors import BrainError
-    from .exports import TARGETS, export
 
     context = None
     for target in (t.strip() for t in bm.config.auto_export.split(",")):

@@ -11,7 +11,7 @@ from conftest import run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
-from voyager_brain.integrations.exports import (
+from voyager_brain.context.exports import (
     BEGIN,
     END,
     TARGETS,
@@ -137,7 +137,7 @@ def test_unknown_target_is_a_usage_error(repo: Path) -> None:
 
 
 def test_session_end_refreshes_the_exports_config_names(repo: Path) -> None:
-    from voyager_brain.integrations.exports import BEGIN as MARK
+    from voyager_brain.context.exports import BEGIN as MARK
 
     assert run_cli("init", cwd=repo).returncode == 0
     config = repo / ".voyager" / "config.toml"
@@ -154,3 +154,20 @@ def test_session_end_refreshes_the_exports_config_names(repo: Path) -> None:
     assert "Ship on Fridays only" in (repo / "AGENTS.md").read_text()
     assert "Ship on Fridays only" in (repo / ".cursor/rules/voyager-brain.mdc").read_text()
     assert (repo / "CLAUDE.md").read_text() == f"{MARK}\nbroken: no end marker\n"  # not named
+
+
+def test_doctor_reports_stale_exports_and_repair_refreshes_them(repo: Path) -> None:
+    assert run_cli("init", cwd=repo).returncode == 0
+    assert run_cli("export", "agents-md", cwd=repo).returncode == 0
+    assert "AGENTS.md: the exported memory is current" in run_cli("doctor", cwd=repo).stdout
+    run_cli("add", "decision", "Deploy with blue-green", cwd=repo)
+    stale = run_cli("doctor", cwd=repo)
+    assert "AGENTS.md: the exported memory is out of date" in stale.stdout
+    assert "`voyager-brain export agents-md`" in stale.stdout
+    assert "Deploy with blue-green" not in (repo / "AGENTS.md").read_text()
+    repaired = run_cli("doctor", "--repair", cwd=repo)
+    assert "AGENTS.md: the exported memory was stale" in repaired.stdout
+    assert "Deploy with blue-green" in (repo / "AGENTS.md").read_text()
+    (repo / "CLAUDE.md").write_text(f"{BEGIN}\n")
+    broken = run_cli("doctor", cwd=repo)
+    assert broken.returncode == 1 and "CLAUDE.md: voyager-brain markers broken" in broken.stdout
