@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 # Importing a module registers its commands on the group.
-from . import (
+from . import (  # noqa: F401
     context,
     demo,
     doctor,
@@ -32,22 +32,6 @@ from . import (
 from .common import cli
 
 __all__ = ["cli", "main"]
-
-_COMMAND_MODULES = (
-    context,
-    demo,
-    doctor,
-    export,
-    git,
-    history,
-    integrations,
-    memory,
-    pipeline,
-    rules,
-    session,
-    state,
-    suggest,
-)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

@@ -306,17 +306,17 @@ def watch_command(projects: tuple[Path, ...], debounce: float | None) -> None:
 
 
 def _backlog_changed(root: Path, text: str) -> None:
+    from ..config import load_config
     from ..pipeline.events import append_event
     from ..session.manager import utc_now
 
-    engine = Pipeline(root)
     current = ps.load(root)
     busy = current.status if current and current.status in ("running", "stalled") else None
     append_event(root, "backlog.changed", utc_now, chars=len(text), started=busy is None)
     if busy:
         click.echo(f"{root}: BACKLOG.md changed, but a pipeline is {busy}; not started")
         return
-    stages = list(engine.config.pipeline.stages)
+    stages = list(load_config(root / ".voyager").pipeline.stages)
     stages = stages[stages.index("architect") :] if "architect" in stages else []
     stages = stages or ["architect", "builder", "reviewer"]
     task = f"{BACKLOG_TASK}\n\n{text[:BACKLOG_CHARS]}"
