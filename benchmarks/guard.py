@@ -12,6 +12,7 @@ import sqlite3
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 from benchmarks.memory import run_child
 from benchmarks.plan import GUARD_HOOK_TARGET, SEED, Plan, Results, Row
@@ -195,6 +196,61 @@ def _voyager_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "voyager_brain"]
 
 
+#: Each agent's tool-call event, as its hook command names it.
+TOOL_EVENTS = {
+    "claude": "pre-tool-use",
+    "codex": "pre-tool-use",
+    "gemini": "before-tool",
+    "cursor": "pre-tool-use",
+    "copilot": "pre-tool-use",
+}
+
+
+def tool_call_payload(agent: str, cwd: str, call_id: str) -> dict[str, Any]:
+    """The same shell call (`npm run build -- --watch`) as each agent sends it (the
+    shapes of tests/fixtures/AGENT/)."""
+    command = {"command": "npm run build -- --watch", "description": "Build"}
+    if agent in ("claude", "codex"):
+        return {
+            "session_id": f"bench-{agent}",
+            "transcript_path": "",
+            "cwd": cwd,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": command,
+            "tool_use_id": call_id,
+        }
+    if agent == "gemini":
+        return {
+            "session_id": "bench-gemini",
+            "transcript_path": "",
+            "cwd": cwd,
+            "hook_event_name": "BeforeTool",
+            "timestamp": "2026-11-25T10:00:00.000Z",
+            "tool_name": "run_shell_command",
+            "tool_input": command,
+        }
+    if agent == "cursor":
+        return {
+            "conversation_id": "bench-cursor",
+            "generation_id": call_id,
+            "hook_event_name": "preToolUse",
+            "workspace_roots": [cwd],
+            "tool_name": "Shell",
+            "tool_input": {"command": command["command"], "working_directory": cwd},
+            "tool_use_id": call_id,
+            "cwd": cwd,
+        }
+    assert agent == "copilot", agent
+    return {
+        "sessionId": "bench-copilot",
+        "timestamp": 1785400002000,
+        "cwd": cwd,
+        "toolName": "bash",
+        "toolArgs": json.dumps(command),
+    }
+
+
 def bench_guard(results: Results, plan: Plan, parent: Path, pycache: Path) -> None:
     from voyager_brain.guard import db as gdb
     from voyager_brain.guard.transcript import import_transcript
@@ -217,36 +273,32 @@ def bench_guard(results: Results, plan: Plan, parent: Path, pycache: Path) -> No
 
     env = child_env(pycache)
     command = _voyager_command()
-    hook = [*command, "hook", "claude", "pre-tool-use"]
     calls = iter(range(10**9))
+    hooks = {agent: [*command, "hook", agent, event] for agent, event in TOOL_EVENTS.items()}
 
-    def payload() -> str:
-        return json.dumps(
-            {
-                "session_id": "bench-hook",
-                "transcript_path": "",
-                "cwd": str(top),
-                "hook_event_name": "PreToolUse",
-                "tool_name": "Bash",
-                "tool_input": {"command": "npm run build -- --watch", "description": "Build"},
-                "tool_use_id": f"toolu_bench_{next(calls)}",
-            }
-        )
+    def payload(agent: str = "claude") -> str:
+        return json.dumps(tool_call_payload(agent, str(top), f"toolu_bench_{next(calls)}"))
 
     # What any Python hook doing this job pays: pip's console-script launcher imports re,
     # the payload is JSON, the record is a row of history.db. Ours beside it is what the
     # check itself costs.
     minimal = [sys.executable, "-c", MINIMAL, str(home / "history.db")]
-    outputs = [run_child(hook, env, top, stdin=payload())]  # warm-up: bytecode, pattern cache
+    # Warm-up: bytecode, pattern cache.
+    outputs = [run_child(hook, env, top, stdin=payload(agent)) for agent, hook in hooks.items()]
     run_child(minimal, env, top, stdin=payload())
-    bares, minimals, hooks = [], [], []
+    bares, minimals = [], []
+    times: dict[str, list[float]] = {agent: [] for agent in hooks}
     for _ in range(plan.guard_runs):
         bares.append(timed(lambda: run_child([sys.executable, "-c", "pass"], env, top)))
         minimals.append(timed(lambda: run_child(minimal, env, top, stdin=payload())))
-        hooks.append(timed(lambda: outputs.append(run_child(hook, env, top, stdin=payload()))))
+        for agent, hook in hooks.items():
+            stdin = payload(agent)
+            times[agent].append(
+                timed(lambda h=hook, i=stdin: outputs.append(run_child(h, env, top, stdin=i)))
+            )
     if any(outputs):
-        raise RuntimeError(f"pre-tool-use: expected no output for an allowed call: {outputs}")
-    bare, ours = statistics.median(bares), statistics.median(hooks)
+        raise RuntimeError(f"pre-tool hooks: expected no output for an allowed call: {outputs}")
+    bare = statistics.median(bares)
     results.add(
         "guard",
         Row(
@@ -257,18 +309,20 @@ def bench_guard(results: Results, plan: Plan, parent: Path, pycache: Path) -> No
             bare,
         ),
     )
-    results.add(
-        "guard",
-        Row(
-            "hook claude pre-tool-use (no rule matches)",
-            size,
-            plan.guard_runs,
-            ours,
-            bare,
-            f"<= {GUARD_HOOK_TARGET:g}x floor",
-            ours / bare <= GUARD_HOOK_TARGET,
-        ),
-    )
+    for agent, event in TOOL_EVENTS.items():
+        ours = statistics.median(times[agent])
+        results.add(
+            "guard",
+            Row(
+                f"hook {agent} {event} (no rule matches)",
+                size,
+                plan.guard_runs,
+                ours,
+                bare,
+                f"<= {GUARD_HOOK_TARGET:g}x floor",
+                ours / bare <= GUARD_HOOK_TARGET,
+            ),
+        )
 
     print(f"adding {plan.guard_test_rules:,} rules for `rules test` ...", flush=True)
     db = gdb.open_database(str(home / "history.db"))

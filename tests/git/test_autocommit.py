@@ -197,9 +197,9 @@ def test_the_session_end_hook_imports_neither_gitpython_nor_click(project: Path)
     payload = json.dumps({"session_id": "s", "cwd": str(project), "transcript_path": ""})
     code = (
         "import io, json, sys\n"
-        "from voyager_brain.integrations.claude import run\n"
+        "from voyager_brain.integrations.hooks import run\n"
         f"sys.stdin = io.StringIO({payload!r})\n"
-        "run('session-end')\n"
+        "run('claude', 'session-end')\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('git', 'click'))))"
     )

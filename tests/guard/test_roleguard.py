@@ -420,7 +420,7 @@ def test_a_denial_without_a_session_is_printed_not_recorded(
     del data["session_id"]
     done = hook(brain_repo, json.dumps(data), "architect")
     assert denied(done) == ARCHITECT_OUTSIDE
-    assert done.stderr == "voyager-brain guard: stdin: no session_id; the call is not recorded\n"
+    assert done.stderr == "voyager-brain guard: stdin: no session id; the call is not recorded\n"
     assert not (isolated_env / "history.db").exists()
 
 
@@ -436,9 +436,9 @@ def test_a_broken_history_does_not_undo_a_denial(brain_repo: Path, isolated_env:
 def test_outside_the_pipeline_the_role_guard_is_not_even_imported(brain_repo: Path) -> None:
     script = (
         "import io, sys\n"
-        "from voyager_brain.integrations.claude_guard import run\n"
+        "from voyager_brain.integrations.hooks import run\n"
         "out = io.StringIO()\n"
-        "run('pre-tool-use', io.StringIO(sys.argv[1]), out, sys.stderr)\n"
+        "run('claude', 'pre-tool-use', io.StringIO(sys.argv[1]), out, sys.stderr)\n"
         "print(repr(out.getvalue()), 'voyager_brain.guard.roleguard' in sys.modules)\n"
     )
     stdin = payload(brain_repo, "Write", {"file_path": "src/x.py"})

@@ -131,7 +131,7 @@ def test_no_hook_imports_click_gitpython_jinja_or_markdown_it(repo: Path, event:
     )
     assert result.returncode == 0
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()}
-    assert "voyager_brain.integrations.claude" in imported
+    assert "voyager_brain.integrations.hooks" in imported
     assert not {"click", "jinja2", "markdown_it", "git", "mcp", "rich"} & imported
 
 

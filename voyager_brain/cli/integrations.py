@@ -1,4 +1,4 @@
-"""`hook claude EVENT` and `install claude`: the agents' side."""
+"""`hook AGENT EVENT` and `install AGENT`: the agents' side."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import click
 
 from .. import repo
 from ..errors import NotInRepositoryError
+from ..integrations.hooks import ADAPTERS
 from .common import (
     cli,
     start_folder,
@@ -18,44 +19,34 @@ from .common import (
 
 @cli.group()
 def hook() -> None:
-    """Hook commands that agents call (they never fail the agent: exit 0, one line on
-    stderr when something is wrong)."""
+    """Hook commands that agents call: voyager-brain hook AGENT EVENT, the hook's JSON on
+    stdin. They never fail the agent: exit 0, one line on stderr when something is
+    wrong."""
 
 
-@hook.command(name="claude")
-@click.argument(
-    "event",
-    type=click.Choice(
-        [
-            "session-start",
-            "stop",
-            "pre-compact",
-            "session-end",
-            "pre-tool-use",
-            "post-tool-use",
-            "post-tool-use-failure",
-            "user-prompt-submit",
-        ]
-    ),
-)
-def hook_claude(event: str) -> None:
-    """Claude Code hooks, reading the hook's JSON on stdin.
+def _hook_command(agent: str) -> None:
+    from ..integrations.hooks import ACTIONS, adapter
 
-    \b
-    session-start          load; print the context as additionalContext
-    stop                   record a loop_status entry for the turn
-    pre-compact            compact brain.md
-    session-end            persist; count the session in brain.json; commit the
-                           brain files when config.toml says auto_commit = true
-    pre-tool-use           check the call against the guard rules: deny (block),
-                           warn, or nothing; record it in history.db
-    post-tool-use          record the tool's result
-    post-tool-use-failure  record the tool's failure
-    user-prompt-submit     record the user's message
-    """
-    from ..integrations.claude import run
+    module = adapter(agent)
+    ours = max(len(e) for e in module.EVENTS) + 2
+    theirs = max(len(h.event) for h in module.EVENTS.values()) + 2
+    table = "\n".join(
+        f"{event:<{ours}}{hook.event:<{theirs}}{ACTIONS[hook.action]}"
+        for event, hook in module.EVENTS.items()
+    )
 
-    raise SystemExit(run(event))
+    def command(event: str) -> None:
+        from ..integrations.hooks import run
+
+        raise SystemExit(run(agent, event))
+
+    command.__doc__ = f"{module.AGENT} hooks, reading the hook's JSON on stdin.\n\n\b\n{table}"
+    choice = click.Choice(list(module.EVENTS))
+    hook.command(name=agent)(click.argument("event", type=choice, metavar="EVENT")(command))
+
+
+for _agent in ADAPTERS:
+    _hook_command(_agent)
 
 
 @cli.group()
@@ -63,25 +54,74 @@ def install() -> None:
     """Install voyager-brain into an agent's settings, or into git."""
 
 
-@install.command(name="claude")
-@click.option("--user", is_flag=True, help="Into ~/.claude/settings.json instead of the project's.")
-@click.option("--uninstall", is_flag=True, help="Remove voyager-brain's hooks (and only those).")
-@click.pass_context
-def install_claude(ctx: click.Context, user: bool, uninstall: bool) -> None:
-    """Add the lifecycle hooks to .claude/settings.json (merged, idempotent)."""
-    from ..integrations.claude_install import install_claude_hooks
+def _top(ctx: click.Context) -> Path:
+    start = start_folder(ctx)
+    top = repo.find_top(start)
+    if top is None:
+        raise NotInRepositoryError(start.absolute())
+    return top
 
-    if user:
-        path = Path.home() / ".claude" / "settings.json"
-    else:
-        start = start_folder(ctx)
-        top = repo.find_top(start)
-        if top is None:
-            raise NotInRepositoryError(start.absolute())
-        path = top / ".claude" / "settings.json"
-    changed = install_claude_hooks(path, uninstall=uninstall)
-    verb = "removed from" if uninstall else "installed in"
+
+def _install_command(agent: str) -> None:
+    from ..integrations.hooks import adapter
+
+    module = adapter(agent)
+    settings = module.SETTINGS
+
+    @click.option("--user", is_flag=True, help=f"Into {settings.user} instead of the project's.")
+    @click.option(
+        "--uninstall", is_flag=True, help="Remove voyager-brain's hooks (and only those)."
+    )
+    @click.pass_context
+    def command(ctx: click.Context, user: bool, uninstall: bool) -> None:
+        from ..integrations.install import install_hooks, settings_path
+
+        path = settings_path(agent, None if user else _top(ctx))
+        changed = install_hooks(agent, path, uninstall=uninstall)
+        verb = "removed from" if uninstall else "installed in"
+        if changed:
+            click.echo(f"voyager-brain hooks {verb} {path}")
+        else:
+            click.echo(f"{path} already {'has no' if uninstall else 'has the'} voyager-brain hooks")
+        note = getattr(module, "INSTALL_NOTE", "")
+        if note and not uninstall:
+            click.echo(note)
+
+    command.__doc__ = (
+        f"Add the {module.AGENT} hooks to {settings.project} (merged, idempotent; see "
+        f"voyager-brain hook {agent} --help for what each does)."
+    )
+    install.command(name=agent)(command)
+
+
+for _agent in ADAPTERS:
+    _install_command(_agent)
+
+
+@install.command(name="mcp")
+@click.argument("agent", type=click.Choice(["claude", "codex", "gemini", "cursor", "copilot"]))
+@click.option("--uninstall", is_flag=True, help="Remove the voyager-brain server (and only it).")
+@click.pass_context
+def install_mcp_command(ctx: click.Context, agent: str, uninstall: bool) -> None:
+    """Add the voyager-brain MCP server to an agent's project configuration.
+
+    \b
+    claude   .mcp.json
+    codex    .codex/config.toml  [mcp_servers.voyager-brain]
+    gemini   .gemini/settings.json  mcpServers
+    cursor   .cursor/mcp.json
+    copilot  .github/mcp.json
+
+    The server is `voyager-brain mcp` (pip install "voyager-brain[mcp]").
+    """
+    from ..integrations.install import install_mcp, mcp_path
+
+    top = _top(ctx)
+    changed = install_mcp(agent, top, uninstall=uninstall)
+    path = mcp_path(agent, top)
+    verb = "removed from" if uninstall else "added to"
     if changed:
-        click.echo(f"voyager-brain hooks {verb} {path}")
+        click.echo(f"voyager-brain MCP server {verb} {path}")
     else:
-        click.echo(f"{path} already {'has no' if uninstall else 'has the'} voyager-brain hooks")
+        state = "has no" if uninstall else "already has the"
+        click.echo(f"{path} {state} voyager-brain MCP server")

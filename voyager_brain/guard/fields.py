@@ -10,7 +10,8 @@ tool            fields a rule sees
 Bash            ``command``
 Write           ``file_path``, ``content``
 Edit            ``file_path``, ``old_string``, ``new_string``
-MultiEdit       ``file_path``, and each edit's ``old_string``, ``new_string``
+MultiEdit       ``file_path``, and each edit's ``old_string``, ``new_string`` (and its
+                ``file_path``: a Codex patch of several files is one MultiEdit)
 NotebookEdit    ``notebook_path``, ``new_source``
 Read            ``file_path``
 Glob            ``pattern``, ``path``
@@ -52,7 +53,7 @@ def rule_fields(tool: str, tool_input: Any) -> list[str]:
             if isinstance(edit, dict):
                 values += [
                     v
-                    for v in (edit.get("old_string"), edit.get("new_string"))
+                    for v in (edit.get("file_path"), edit.get("old_string"), edit.get("new_string"))
                     if isinstance(v, str)
                 ]
     return values

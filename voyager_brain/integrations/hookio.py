@@ -1,18 +1,44 @@
-"""Reading a hook's stdin: one JSON object, as agents send it."""
+"""What every agent's hook shares: reading its JSON on stdin, and the call it describes
+in agent-neutral terms (`HookCall`), which each adapter fills from its own payload."""
 
 from __future__ import annotations
 
 import json
 
 from ..errors import BrainError
+from ..value import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TextIO
 
 
 class HookInputError(BrainError):
     """The hook's stdin is not the JSON object the agent sends."""
+
+
+class HookCall(Record):
+    """One hook call, as the lifecycle and the guard see it, whatever the agent.
+
+    ``tool`` and ``tool_input`` are in Claude Code's terms (``Bash`` with ``command``,
+    ``Write`` with ``file_path`` and ``content`` ...) when the adapter knows the agent's
+    tool, so one guard rule serves every agent; an unknown tool keeps its own name and
+    input."""
+
+    cwd: str
+    session: str | None = None
+    transcript: str | None = None
+    tool: str | None = None
+    tool_input: dict[str, Any] | None = None
+    tool_use_id: str | None = None
+    #: A tool's result (its output or error) and whether it succeeded.
+    output: str | None = None
+    success: bool = True
+    duration_ms: int | None = None
+    #: The user's message (a prompt hook), the agent's last reply (a turn's end).
+    prompt: str | None = None
+    reply: str | None = None
 
 
 def read_payload(stream: TextIO) -> dict[str, Any]:
@@ -27,3 +53,61 @@ def read_payload(stream: TextIO) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise HookInputError("stdin: expected a JSON object")
     return data
+
+
+def text(payload: Mapping[str, Any], key: str, *, required: bool = False) -> str | None:
+    """The non-empty string at `key`, else None (or `HookInputError` when `required`)."""
+    value = payload.get(key)
+    if isinstance(value, str) and value:
+        return value
+    if required:
+        raise HookInputError(f"stdin: {key}: expected a non-empty string")
+    return None
+
+
+def string(payload: Mapping[str, Any], key: str) -> str:
+    """The string at `key`, empty or not; `HookInputError` when it is missing."""
+    value = payload.get(key)
+    if not isinstance(value, str):
+        raise HookInputError(f"stdin: {key}: expected a string")
+    return value
+
+
+def tool_input(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The tool's input at `key`: a JSON object, or a string holding one (as some agents
+    send it)."""
+    value = payload.get(key)
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise HookInputError(f"stdin: {key}: expected a JSON object") from None
+    if not isinstance(value, dict):
+        raise HookInputError(f"stdin: {key}: expected a JSON object")
+    return value
+
+
+def cwd_of(payload: Mapping[str, Any], *keys: str) -> str:
+    """The folder the agent works in: the first of `keys` that holds a path (a list's
+    first item counts), else the hook's own working folder."""
+    import os
+
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, list) and value:
+            value = value[0]
+        if isinstance(value, str) and value:
+            return value
+    return os.getcwd()
+
+
+def as_claude_tool(
+    tool: str, given: dict[str, Any], table: Mapping[str, tuple[str, Mapping[str, str]]]
+) -> tuple[str, dict[str, Any]]:
+    """An agent's tool call in Claude Code's terms, by `table` (the agent's tool name ->
+    Claude Code's, and its input's field names -> Claude Code's). Fields the table does
+    not name stay under their own names; a tool it does not know stays as it is."""
+    if tool not in table:
+        return tool, given
+    name, fields = table[tool]
+    return name, {fields.get(key, key): value for key, value in given.items()}

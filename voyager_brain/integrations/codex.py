@@ -1,0 +1,103 @@
+"""OpenAI Codex CLI's hooks: ``voyager-brain hook codex EVENT``.
+
+Codex reads ``.codex/hooks.json`` (and ``~/.codex/hooks.json``) in Claude Code's shape
+(event -> matcher groups -> command handlers), sends Claude Code's payload fields
+(``session_id``, ``transcript_path``, ``cwd``, ``tool_name``, ``tool_input``,
+``tool_use_id`` ...) and reads Claude Code's answers; this adapter differs in what it
+makes of Codex's tools.
+
+=================  ==============  =============================================
+hook event         action          what Codex reads back
+=================  ==============  =============================================
+SessionStart       session_start   ``hookSpecificOutput.additionalContext``
+UserPromptSubmit   prompt          nothing
+PreToolUse         tool_check      block: ``permissionDecision = "deny"`` and the
+                                   reason; warn: ``additionalContext`` (the model)
+                                   and ``systemMessage`` (the user)
+PostToolUse        tool_result     nothing
+Stop               turn_end        nothing (Stop takes JSON or nothing)
+PreCompact         compact         nothing
+SessionEnd         session_end     nothing
+=================  ==============  =============================================
+
+Tools: every shell call is ``Bash`` with ``command``, as in Claude Code. File changes
+are ``apply_patch`` with the whole patch as ``command``; the guard sees a patch of one
+file as ``Write`` (a new file: ``file_path``, ``content``) or ``Edit`` (``file_path``,
+the removed lines as ``old_string``, the added ones as ``new_string``), and a patch of
+several files as ``MultiEdit`` with one edit per file, each with its own ``file_path``.
+"""
+
+from __future__ import annotations
+
+from . import claude
+from .hookio import HookCall
+from .hooks import Hook, Settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+AGENT = "Codex"
+
+SETTINGS = Settings(".codex/hooks.json", "~/.codex/hooks.json")
+
+INSTALL_NOTE = (
+    "Codex runs a project's hooks once you trust them: review them with /hooks in Codex. "
+    "(Codex releases before hooks were on by default also need `[features]` "
+    "`codex_hooks = true` in .codex/config.toml.)"
+)
+
+EVENTS = {
+    "session-start": Hook("SessionStart", "session_start"),
+    "user-prompt-submit": Hook("UserPromptSubmit", "prompt"),
+    "pre-tool-use": Hook("PreToolUse", "tool_check"),
+    "post-tool-use": Hook("PostToolUse", "tool_result"),
+    "stop": Hook("Stop", "turn_end"),
+    "pre-compact": Hook("PreCompact", "compact"),
+    "session-end": Hook("SessionEnd", "session_end"),
+}
+
+
+def read(event: str, payload: dict[str, Any]) -> HookCall:
+    call = claude.read(event, payload)
+    if call.tool == "apply_patch" and isinstance(call.tool_input, dict):
+        patch = call.tool_input.get("command")
+        if isinstance(patch, str):
+            tool, given = patch_call(patch)
+            call = call._replace(tool=tool, tool_input=given)
+    return call
+
+
+def render(event: str, result: Any) -> str | None:
+    return claude.render(event, result)
+
+
+def patch_call(patch: str) -> tuple[str, dict[str, Any]]:
+    """A Codex patch as the guard sees it (see the module's docstring)."""
+    files: list[dict[str, Any]] = []
+    for line in patch.splitlines():
+        for op in ("Add", "Update", "Delete"):
+            prefix = f"*** {op} File: "
+            if line.startswith(prefix):
+                files.append({"op": op, "file_path": line[len(prefix) :].strip(), "-": [], "+": []})
+                break
+        else:
+            if line.startswith("*** Move to: ") and files:
+                files[-1]["file_path"] = line[len("*** Move to: ") :].strip()
+            elif files and line[:1] in ("-", "+") and not line.startswith("***"):
+                files[-1][line[0]].append(line[1:])
+    edits = [
+        {
+            "file_path": f["file_path"],
+            "old_string": "\n".join(f["-"]),
+            "new_string": "\n".join(f["+"]),
+        }
+        for f in files
+    ]
+    if len(files) == 1 and files[0]["op"] == "Add":
+        return "Write", {"file_path": files[0]["file_path"], "content": edits[0]["new_string"]}
+    if len(files) == 1:
+        return "Edit", edits[0]
+    if not files:
+        return "apply_patch", {"command": patch}
+    return "MultiEdit", {"file_path": edits[0]["file_path"], "edits": edits}

@@ -1,0 +1,131 @@
+"""GitHub Copilot's hooks (Copilot CLI and the cloud agent):
+``voyager-brain hook copilot EVENT``.
+
+Copilot reads every ``.github/hooks/*.json`` of the repository (and
+``~/.copilot/hooks/``): ``"version": 1`` and ``hooks``, event -> a list of
+``{"type": "command", "bash": ..., "powershell": ...}``. voyager-brain's are in a file
+of their own, ``.github/hooks/voyager-brain.json``. Payloads are camelCase:
+``sessionId``, ``timestamp``, ``cwd``, and per event ``prompt``, ``toolName``,
+``toolArgs`` (a JSON string), ``toolResult``, ``error``, ``transcriptPath``.
+
+=====================  ==============  ==========================================
+hook event             action          what Copilot reads back
+=====================  ==============  ==========================================
+sessionStart           session_start   ``additionalContext``
+userPromptSubmitted    prompt          nothing
+preToolUse             tool_check      block: ``permissionDecision = "deny"`` and
+                                       ``permissionDecisionReason``; warn: nothing
+                                       (recorded; no documented channel)
+postToolUse            tool_result     nothing
+postToolUseFailure     tool_result     nothing
+agentStop              turn_end        nothing
+preCompact             compact         nothing
+sessionEnd             session_end     nothing
+=====================  ==============  ==========================================
+
+Tools in the guard's terms: ``bash`` and ``powershell`` are ``Bash``; ``create``
+(``path``, ``file_text``) is ``Write``; ``edit`` (``path``, ``old_str``, ``new_str``) is
+``Edit``; ``view`` is ``Read``; ``apply_patch`` (the patch text itself) is read as a
+Codex patch.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .hookio import HookCall, cwd_of, string, text, tool_input
+from .hooks import Hook, Settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .toolcalls import Verdict
+
+AGENT = "GitHub Copilot"
+
+SETTINGS = Settings(
+    ".github/hooks/voyager-brain.json",
+    "~/.copilot/hooks/voyager-brain.json",
+    grouped=False,
+    header=(("version", 1),),
+    command_keys=("bash", "powershell"),
+)
+
+INSTALL_NOTE = (
+    "Copilot CLI runs a repository's hooks once the folder is trusted. Copilot CLI also "
+    "runs the hooks in .claude/settings.json: in a project where both agents work, "
+    "install the hooks of one of them, not both."
+)
+
+EVENTS = {
+    "session-start": Hook("sessionStart", "session_start"),
+    "user-prompt-submitted": Hook("userPromptSubmitted", "prompt"),
+    "pre-tool-use": Hook("preToolUse", "tool_check"),
+    "post-tool-use": Hook("postToolUse", "tool_result"),
+    "post-tool-use-failure": Hook("postToolUseFailure", "tool_result"),
+    "agent-stop": Hook("agentStop", "turn_end"),
+    "pre-compact": Hook("preCompact", "compact"),
+    "session-end": Hook("sessionEnd", "session_end"),
+}
+
+_FILE = {"path": "file_path"}
+TOOLS = {
+    "bash": ("Bash", {}),
+    "powershell": ("Bash", {}),
+    "create": ("Write", {**_FILE, "file_text": "content"}),
+    "edit": ("Edit", {**_FILE, "old_str": "old_string", "new_str": "new_string"}),
+    "view": ("Read", _FILE),
+}
+
+
+def read(event: str, payload: dict[str, Any]) -> HookCall:
+    from .hookio import as_claude_tool
+
+    call = HookCall(
+        cwd=cwd_of(payload, "cwd"),
+        session=text(payload, "sessionId"),
+        transcript=text(payload, "transcriptPath"),
+    )
+    action = EVENTS[event].action
+    if action in ("tool_check", "tool_result"):
+        name = text(payload, "toolName", required=True) or ""
+        raw = payload.get("toolArgs")
+        if name == "apply_patch" and isinstance(raw, str) and not raw.lstrip().startswith("{"):
+            from .codex import patch_call
+
+            tool, given = patch_call(raw)
+        else:
+            tool, given = as_claude_tool(name, tool_input(payload, "toolArgs"), TOOLS)
+        call = call._replace(tool=tool, tool_input=given)
+    if action == "tool_result":
+        text(payload, "sessionId", required=True)
+        if event == "post-tool-use-failure":
+            error = payload.get("error")
+            message = error.get("message") if isinstance(error, dict) else error
+            return call._replace(output=str(message or "the tool failed"), success=False)
+        result = payload.get("toolResult")
+        result = result if isinstance(result, dict) else {}
+        output = result.get("textResultForLlm")
+        return call._replace(
+            output=output if isinstance(output, str) else None,
+            success=result.get("resultType", "success") == "success",
+        )
+    if action == "prompt":
+        text(payload, "sessionId", required=True)
+        return call._replace(prompt=string(payload, "prompt"))
+    return call
+
+
+def render(event: str, result: Any) -> str | None:
+    if event == "session-start":
+        return _json({"additionalContext": result})
+    if event == "pre-tool-use":
+        verdict: Verdict = result
+        if verdict.action == "block":
+            return _json({"permissionDecision": "deny", "permissionDecisionReason": verdict.reason})
+    return None
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) + "\n"

@@ -1,0 +1,111 @@
+"""Gemini CLI's hooks: ``voyager-brain hook gemini EVENT``.
+
+Gemini CLI reads the ``hooks`` object of ``.gemini/settings.json`` (and
+``~/.gemini/settings.json``): event -> matcher groups -> command handlers, timeouts in
+milliseconds. Every payload has ``session_id``, ``transcript_path``, ``cwd``,
+``hook_event_name`` and ``timestamp``; stdout must hold JSON and nothing else.
+
+=============  ==============  ==================================================
+hook event     action          what Gemini CLI reads back
+=============  ==============  ==================================================
+SessionStart   session_start   ``hookSpecificOutput.additionalContext``
+BeforeAgent    prompt          nothing
+BeforeTool     tool_check      block: ``decision = "deny"`` and the ``reason``
+                               (the model sees the call fail with it); warn:
+                               ``systemMessage``, which only the user sees
+AfterTool      tool_result     nothing
+AfterAgent     turn_end        nothing (the reply is ``prompt_response``)
+PreCompress    compact         nothing
+SessionEnd     session_end     nothing
+=============  ==============  ==================================================
+
+Tools in the guard's terms: ``run_shell_command`` is ``Bash``, ``write_file`` is
+``Write``, ``replace`` is ``Edit``, ``read_file`` is ``Read`` (the field names are
+already Claude Code's, but for the shell's ``dir_path``); others keep their names.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .hookio import HookCall, as_claude_tool, cwd_of, string, text, tool_input
+from .hooks import Hook, Settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .toolcalls import Verdict
+
+AGENT = "Gemini CLI"
+
+SETTINGS = Settings(".gemini/settings.json", "~/.gemini/settings.json")
+
+INSTALL_NOTE = "Gemini CLI runs a project's hooks only in a trusted folder."
+
+EVENTS = {
+    "session-start": Hook("SessionStart", "session_start"),
+    "before-agent": Hook("BeforeAgent", "prompt"),
+    "before-tool": Hook("BeforeTool", "tool_check"),
+    "after-tool": Hook("AfterTool", "tool_result"),
+    "after-agent": Hook("AfterAgent", "turn_end"),
+    "pre-compress": Hook("PreCompress", "compact"),
+    "session-end": Hook("SessionEnd", "session_end"),
+}
+
+TOOLS = {
+    "run_shell_command": ("Bash", {"dir_path": "cwd"}),
+    "write_file": ("Write", {}),
+    "replace": ("Edit", {}),
+    "read_file": ("Read", {}),
+}
+
+
+def read(event: str, payload: dict[str, Any]) -> HookCall:
+    call = HookCall(
+        cwd=cwd_of(payload, "cwd"),
+        session=text(payload, "session_id"),
+        transcript=text(payload, "transcript_path"),
+    )
+    action = EVENTS[event].action
+    if action in ("tool_check", "tool_result"):
+        tool, given = as_claude_tool(
+            text(payload, "tool_name", required=True) or "",
+            tool_input(payload, "tool_input"),
+            TOOLS,
+        )
+        call = call._replace(tool=tool, tool_input=given)
+    if action == "tool_result":
+        text(payload, "session_id", required=True)
+        response = payload.get("tool_response")
+        response = response if isinstance(response, dict) else {}
+        error = response.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, dict) else error
+            return call._replace(output=str(message), success=False)
+        output = response.get("llmContent")
+        if output is not None and not isinstance(output, str):
+            output = json.dumps(output, ensure_ascii=False)
+        return call._replace(output=output)
+    if action == "prompt":
+        return call._replace(prompt=string(payload, "prompt"))
+    if action == "turn_end":
+        return call._replace(reply=text(payload, "prompt_response"))
+    return call
+
+
+def render(event: str, result: Any) -> str | None:
+    if event == "session-start":
+        output = {"hookEventName": "SessionStart", "additionalContext": result}
+        return _json({"hookSpecificOutput": output})
+    if event == "before-tool":
+        verdict: Verdict = result
+        if verdict.action == "block":
+            return _json({"decision": "deny", "reason": verdict.reason})
+        if verdict.action == "warn":
+            return _json({"systemMessage": verdict.reason})
+    return None
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) + "\n"

@@ -1,0 +1,179 @@
+"""`voyager-brain hook AGENT EVENT`: one table of agents, one way through.
+
+Each agent is an adapter module with five names:
+
+- ``AGENT``: the agent's name for people ("Codex");
+- ``EVENTS``: our event name (the agent's own, in kebab case) -> `Hook`: the agent's
+  spelling and the lifecycle or guard action it runs;
+- ``read(event, payload) -> HookCall``: the agent's stdin JSON in agent-neutral terms
+  (tool names mapped to Claude Code's, so one guard rule serves every agent);
+- ``render(event, result) -> str``: what the agent reads on stdout: the context
+  (session start), the `Verdict` (a tool call), or None (nothing to say);
+- ``SETTINGS``: where `install` writes the hooks (`Settings`).
+
+Adding an agent is one module and one row of `ADAPTERS`. Every hook fails open: whatever
+goes wrong is one line on stderr, exit code 0, and nothing on stdout the agent could
+misread. An adapter module imports the standard library only; the actions import what
+they need, so a tool-call hook never loads the session brain.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..value import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any, TextIO
+
+    from .hookio import HookCall
+
+
+class Hook(Record):
+    """One event of an agent: its own name for it, and what runs. `install` writes it
+    into the agent's settings unless it is an alternative to another (``installed``
+    false: an older event the agent replaced, kept for those who wire it by hand)."""
+
+    event: str
+    action: str
+    installed: bool = True
+
+
+class Settings(Record):
+    """Where an agent reads its hooks, and their shape there.
+
+    ``grouped``: event -> matcher groups -> handlers (Claude Code, Codex, Gemini CLI);
+    otherwise event -> handlers (Cursor, Copilot). ``header``: keys the file must have
+    (Cursor's and Copilot's ``"version": 1``). A handler holds the command under each of
+    ``command_keys`` (Copilot's ``bash`` and ``powershell``), plus ``handler_extra``."""
+
+    project: str
+    user: str
+    grouped: bool = True
+    header: tuple[tuple[str, object], ...] = ()
+    command_keys: tuple[str, ...] = ("command",)
+    handler_extra: tuple[tuple[str, object], ...] = (("type", "command"),)
+
+
+#: agent -> its adapter module in this package.
+ADAPTERS = {
+    "claude": "claude",
+    "codex": "codex",
+    "gemini": "gemini",
+    "cursor": "cursor",
+    "copilot": "copilot",
+}
+
+#: The actions on the path of every tool call: the guard and the history, nothing else.
+TOOL_ACTIONS = frozenset({"tool_check", "tool_result", "prompt"})
+
+#: What each action does, for `hook --help` and the docs.
+ACTIONS = {
+    "session_start": "inject the budgeted context",
+    "prompt": "record the user's message",
+    "tool_check": "guard rules: deny, warn or nothing; recorded",
+    "tool_result": "record the tool's result",
+    "turn_end": "a loop_status entry for the turn",
+    "compact": "compact brain.md",
+    "session_end": "persist, count the session, exports, auto-commit",
+}
+
+
+def adapter(agent: str) -> ModuleType:
+    import importlib
+
+    if agent not in ADAPTERS:
+        from .hookio import HookInputError
+
+        raise HookInputError(f"unknown agent {agent!r}; expected one of {', '.join(ADAPTERS)}")
+    return importlib.import_module(f".{ADAPTERS[agent]}", __package__)
+
+
+def action_of(agent: str, event: str) -> str | None:
+    """The action `event` of `agent` runs; None when either is unknown."""
+    try:
+        hook = adapter(agent).EVENTS.get(event)
+    except Exception:
+        return None
+    return hook.action if hook is not None else None
+
+
+def _perform(action: str, call: HookCall, agent: str, label: str, err: TextIO) -> Any:
+    if action in TOOL_ACTIONS:
+        from . import toolcalls
+
+        if action == "tool_check":
+            return toolcalls.check(call, err, label)
+        if action == "tool_result":
+            return toolcalls.record_result(call)
+        return toolcalls.record_prompt(call)
+    if action == "session_start":
+        from .cached import cached_context
+
+        # Most starts follow one where nothing changed: served from the cache, with
+        # nothing of the lifecycle imported.
+        text = cached_context(call.cwd)
+        if text is not None:
+            return text
+    from . import lifecycle
+
+    if action == "session_start":
+        return lifecycle.session_start(call)
+    if action == "turn_end":
+        return lifecycle.turn_end(call, SOURCES.get(agent, agent))
+    if action == "compact":
+        return lifecycle.compact(call)
+    assert action == "session_end", action
+    return lifecycle.session_end(call)
+
+
+#: The name a brain.md entry gives as its source, per agent.
+SOURCES = {"claude": "claude-code"}
+
+
+def run(
+    agent: str,
+    event: str,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run one hook of one agent (the standard streams unless given). Always returns 0:
+    a hook must never break the agent."""
+    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    from .hookio import HookInputError, read_payload
+
+    try:
+        module = adapter(agent)
+        hook = module.EVENTS.get(event)
+        if hook is None:
+            known = ", ".join(module.EVENTS)
+            raise HookInputError(f"unknown event {event!r}; expected one of {known}")
+        call = module.read(event, read_payload(stdin))
+    except Exception as exc:  # any failure: one line on stderr, never a broken agent
+        _report(agent, event, exc, stderr)
+        return 0
+    try:
+        result = _perform(hook.action, call, agent, f"{agent} {event}", stderr)
+        output = module.render(event, result)
+    except Exception as exc:
+        _report(agent, event, exc, stderr)
+        output = None
+    if hook.action in ("turn_end", "session_end"):
+        # The session in the history (seed 003) ends, whatever happened to brain.md.
+        try:
+            from .toolcalls import close_session
+
+            close_session(call)
+        except Exception as exc:
+            _report(agent, event, exc, stderr)
+    if output:
+        stdout.write(output)
+    return 0
+
+
+def _report(agent: str, event: str, exc: BaseException, stderr: TextIO) -> None:
+    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    stderr.write(f"voyager-brain hook {agent} {event}: {message}\n")
