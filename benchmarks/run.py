@@ -57,6 +57,9 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
   beside the same four agent processes started by hand (reported: what the engine adds
   per run), and the pre-tool-use hook for an architect's Write into ``.brain/`` beside
   the same call with no pipeline role (reported: what the role guard adds).
+* **MCP server**: ``voyager-brain mcp`` started as an agent starts it, until it answers
+  ``initialize`` on stdio, beside ``python -c pass`` and a process that only imports the
+  SDK's server: <= 1 s. Skipped when the ``mcp`` extra is not installed.
 
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
@@ -84,6 +87,7 @@ from benchmarks.content import make_entries, make_repo, write_brain  # noqa: E40
 from benchmarks.guard import bench_guard  # noqa: E402
 from benchmarks.history import bench_log  # noqa: E402
 from benchmarks.hook import bench_hook  # noqa: E402
+from benchmarks.mcp_server import bench_mcp  # noqa: E402
 from benchmarks.memory import bench_memory  # noqa: E402
 from benchmarks.merge import bench_merge  # noqa: E402
 from benchmarks.pipeline import bench_pipeline  # noqa: E402
@@ -110,6 +114,7 @@ TITLES = {
     "history": "History: `voyager-brain log`",
     "guard": "Guard rules and the session history (seed 003)",
     "pipeline": "The multi-agent pipeline (seed 004)",
+    "mcp": "The MCP server (`voyager-brain mcp`)",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
@@ -133,6 +138,8 @@ FLOORS = {
     "job pays; for the import, `json.loads` of every line of the same transcript",
     "pipeline": "floors: the same four agent processes started one after the other without "
     "the engine; for the role guard, the same hook and Write with no pipeline role",
+    "mcp": "floor: `python -c pass` in the same environment, taking turns with ours and with "
+    "a process that only imports the SDK's server; skipped without the `mcp` extra",
 }
 
 
@@ -234,6 +241,7 @@ def _run_all(results: Results, plan: Plan, parent: Path) -> None:
     bench_log(results, plan, parent, pycache)
     bench_guard(results, plan, parent, pycache)
     bench_pipeline(results, plan, parent, pycache)
+    bench_mcp(results, plan, parent, pycache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

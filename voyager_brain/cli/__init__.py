@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     git,
     history,
     integrations,
+    mcp,
     memory,
     pipeline,
     rules,
