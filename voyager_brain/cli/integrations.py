@@ -84,7 +84,7 @@ def _install_command(agent: str) -> None:
         else:
             click.echo(f"{path} already {'has no' if uninstall else 'has the'} voyager-brain hooks")
         note = getattr(module, "INSTALL_NOTE", "")
-        if note and not uninstall:
+        if note and not uninstall and not user:  # the notes are about a project's hooks
             click.echo(note)
 
     command.__doc__ = (

@@ -24,9 +24,7 @@ event ``tool_name``, ``tool_input``, ``tool_use_id``, ``tool_response``, ``error
 
 from __future__ import annotations
 
-import json
-
-from .hookio import HookCall, cwd_of, string, text, tool_input
+from .hookio import HookCall, additional_context, base_call, json_line, string, text, tool_input
 from .hooks import Hook, Settings
 
 TYPE_CHECKING = False
@@ -52,11 +50,7 @@ EVENTS = {
 
 
 def read(event: str, payload: dict[str, Any]) -> HookCall:
-    call = HookCall(
-        cwd=cwd_of(payload, "cwd"),
-        session=text(payload, "session_id"),
-        transcript=text(payload, "transcript_path"),
-    )
+    call = base_call(payload)
     action = EVENTS[event].action
     if action == "tool_check":
         return call._replace(
@@ -91,7 +85,7 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
 
 def render(event: str, result: Any) -> str | None:
     if event == "session-start":
-        return _output({"hookEventName": "SessionStart", "additionalContext": result})
+        return additional_context("SessionStart", result)
     if event == "pre-tool-use":
         return pre_tool_output(result)
     return None
@@ -100,13 +94,12 @@ def render(event: str, result: Any) -> str | None:
 def pre_tool_output(verdict: Verdict) -> str | None:
     """Claude Code's PreToolUse answer (Codex reads the same)."""
     if verdict.action == "block":
-        return _output(
-            {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": verdict.reason,
-            }
-        )
+        deny = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": verdict.reason,
+        }
+        return json_line({"hookSpecificOutput": deny})
     if verdict.action == "warn":
         output = {
             "systemMessage": verdict.reason,
@@ -115,12 +108,8 @@ def pre_tool_output(verdict: Verdict) -> str | None:
                 "additionalContext": verdict.reason,
             },
         }
-        return json.dumps(output, ensure_ascii=False) + "\n"
+        return json_line(output)
     return None
-
-
-def _output(specific: dict[str, Any]) -> str:
-    return json.dumps({"hookSpecificOutput": specific}, ensure_ascii=False) + "\n"
 
 
 def _duration(value: Any) -> int | None:

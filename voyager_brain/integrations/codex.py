@@ -60,6 +60,11 @@ EVENTS = {
 
 def read(event: str, payload: dict[str, Any]) -> HookCall:
     call = claude.read(event, payload)
+    if EVENTS[event].action == "tool_result" and call.success:
+        # Codex reports a shell's result as its text, the exit code inside it.
+        from .toolcalls import exit_failed
+
+        call = call._replace(success=not exit_failed(call.output))
     if call.tool == "apply_patch" and isinstance(call.tool_input, dict):
         patch = call.tool_input.get("command")
         if isinstance(patch, str):

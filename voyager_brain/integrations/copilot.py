@@ -31,9 +31,7 @@ Codex patch.
 
 from __future__ import annotations
 
-import json
-
-from .hookio import HookCall, cwd_of, string, text, tool_input
+from .hookio import HookCall, agent_tool, base_call, json_line, string, text
 from .hooks import Hook, Settings
 
 TYPE_CHECKING = False
@@ -49,7 +47,8 @@ SETTINGS = Settings(
     "~/.copilot/hooks/voyager-brain.json",
     grouped=False,
     header=(("version", 1),),
-    command_keys=("bash", "powershell"),
+    # Copilot denies a tool call whose preToolUse hook fails (voyager-brain missing).
+    commands=(("bash", "{} || true"), ("powershell", "{}; exit 0")),
 )
 
 INSTALL_NOTE = (
@@ -80,13 +79,7 @@ TOOLS = {
 
 
 def read(event: str, payload: dict[str, Any]) -> HookCall:
-    from .hookio import as_claude_tool
-
-    call = HookCall(
-        cwd=cwd_of(payload, "cwd"),
-        session=text(payload, "sessionId"),
-        transcript=text(payload, "transcriptPath"),
-    )
+    call = base_call(payload, session="sessionId", transcript="transcriptPath")
     action = EVENTS[event].action
     if action in ("tool_check", "tool_result"):
         name = text(payload, "toolName", required=True) or ""
@@ -96,7 +89,7 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
 
             tool, given = patch_call(raw)
         else:
-            tool, given = as_claude_tool(name, tool_input(payload, "toolArgs"), TOOLS)
+            tool, given = agent_tool(payload, "toolName", "toolArgs", TOOLS)
         call = call._replace(tool=tool, tool_input=given)
     if action == "tool_result":
         text(payload, "sessionId", required=True)
@@ -119,13 +112,11 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
 
 def render(event: str, result: Any) -> str | None:
     if event == "session-start":
-        return _json({"additionalContext": result})
+        return json_line({"additionalContext": result})
     if event == "pre-tool-use":
         verdict: Verdict = result
         if verdict.action == "block":
-            return _json({"permissionDecision": "deny", "permissionDecisionReason": verdict.reason})
+            return json_line(
+                {"permissionDecision": "deny", "permissionDecisionReason": verdict.reason}
+            )
     return None
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) + "\n"

@@ -30,9 +30,7 @@ Tools in the guard's terms: ``Shell`` is ``Bash``; ``Write`` stays ``Write``, or
 
 from __future__ import annotations
 
-import json
-
-from .hookio import HookCall, as_claude_tool, cwd_of, string, text, tool_input
+from .hookio import HookCall, agent_tool, cwd_of, json_line, string, text
 from .hooks import Hook, Settings
 
 TYPE_CHECKING = False
@@ -51,7 +49,11 @@ SETTINGS = Settings(
     handler_extra=(),
 )
 
-INSTALL_NOTE = "Cursor runs a project's hooks in a trusted workspace; it reloads hooks.json."
+INSTALL_NOTE = (
+    "Cursor runs a project's hooks in a trusted workspace; it reloads hooks.json. With its "
+    "third-party hooks setting on, Cursor also runs the hooks in .claude/settings.json: "
+    "in a project where both agents work, install the hooks of one of them, not both."
+)
 
 EVENTS = {
     "session-start": Hook("sessionStart", "session_start"),
@@ -80,11 +82,7 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
     if event in ("before-shell-execution", "after-shell-execution"):
         call = call._replace(tool="Bash", tool_input={"command": string(payload, "command")})
     elif action in ("tool_check", "tool_result"):
-        tool, given = as_claude_tool(
-            text(payload, "tool_name", required=True) or "",
-            tool_input(payload, "tool_input"),
-            TOOLS,
-        )
+        tool, given = agent_tool(payload, "tool_name", "tool_input", TOOLS)
         if tool == "Write" and "old_string" in given:
             tool = "Edit"
         call = call._replace(tool=tool, tool_input=given)
@@ -98,10 +96,9 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
             error = text(payload, "error_message") or "the tool failed"
             return call._replace(output=error, success=False)
         key = "output" if event == "after-shell-execution" else "tool_output"
-        output = payload.get(key)
-        if output is not None and not isinstance(output, str):
-            output = json.dumps(output, ensure_ascii=False)
-        return call._replace(output=output)
+        from .toolcalls import response_text
+
+        return call._replace(output=response_text(payload.get(key)))
     if action == "prompt":
         if call.session is None:
             text(payload, "conversation_id", required=True)
@@ -111,13 +108,13 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
 
 def render(event: str, result: Any) -> str | None:
     if event == "session-start":
-        return _json({"additional_context": result})
+        return json_line({"additional_context": result})
     if event == "before-submit-prompt":
-        return _json({"continue": True})
+        return json_line({"continue": True})
     if EVENTS[event].action == "tool_check":
         verdict: Verdict = result
         if verdict.action == "block":
-            return _json(
+            return json_line(
                 {
                     "permission": "deny",
                     "user_message": verdict.reason,
@@ -125,7 +122,3 @@ def render(event: str, result: Any) -> str | None:
                 }
             )
     return None
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) + "\n"

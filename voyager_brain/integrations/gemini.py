@@ -26,9 +26,15 @@ already Claude Code's, but for the shell's ``dir_path``); others keep their name
 
 from __future__ import annotations
 
-import json
-
-from .hookio import HookCall, as_claude_tool, cwd_of, string, text, tool_input
+from .hookio import (
+    HookCall,
+    additional_context,
+    agent_tool,
+    base_call,
+    json_line,
+    string,
+    text,
+)
 from .hooks import Hook, Settings
 
 TYPE_CHECKING = False
@@ -39,7 +45,10 @@ if TYPE_CHECKING:
 
 AGENT = "Gemini CLI"
 
-SETTINGS = Settings(".gemini/settings.json", "~/.gemini/settings.json")
+#: Gemini CLI denies a tool call whose hook exits 2 or more (127: voyager-brain missing).
+SETTINGS = Settings(
+    ".gemini/settings.json", "~/.gemini/settings.json", commands=(("command", "{} || true"),)
+)
 
 INSTALL_NOTE = "Gemini CLI runs a project's hooks only in a trusted folder."
 
@@ -62,18 +71,10 @@ TOOLS = {
 
 
 def read(event: str, payload: dict[str, Any]) -> HookCall:
-    call = HookCall(
-        cwd=cwd_of(payload, "cwd"),
-        session=text(payload, "session_id"),
-        transcript=text(payload, "transcript_path"),
-    )
+    call = base_call(payload)
     action = EVENTS[event].action
     if action in ("tool_check", "tool_result"):
-        tool, given = as_claude_tool(
-            text(payload, "tool_name", required=True) or "",
-            tool_input(payload, "tool_input"),
-            TOOLS,
-        )
+        tool, given = agent_tool(payload, "tool_name", "tool_input", TOOLS)
         call = call._replace(tool=tool, tool_input=given)
     if action == "tool_result":
         text(payload, "session_id", required=True)
@@ -83,10 +84,10 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
         if error:
             message = error.get("message") if isinstance(error, dict) else error
             return call._replace(output=str(message), success=False)
-        output = response.get("llmContent")
-        if output is not None and not isinstance(output, str):
-            output = json.dumps(output, ensure_ascii=False)
-        return call._replace(output=output)
+        from .toolcalls import exit_failed, response_text
+
+        output = response_text(response.get("llmContent"))
+        return call._replace(output=output, success=not exit_failed(output))
     if action == "prompt":
         return call._replace(prompt=string(payload, "prompt"))
     if action == "turn_end":
@@ -96,16 +97,11 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
 
 def render(event: str, result: Any) -> str | None:
     if event == "session-start":
-        output = {"hookEventName": "SessionStart", "additionalContext": result}
-        return _json({"hookSpecificOutput": output})
+        return additional_context("SessionStart", result)
     if event == "before-tool":
         verdict: Verdict = result
         if verdict.action == "block":
-            return _json({"decision": "deny", "reason": verdict.reason})
+            return json_line({"decision": "deny", "reason": verdict.reason})
         if verdict.action == "warn":
-            return _json({"systemMessage": verdict.reason})
+            return json_line({"systemMessage": verdict.reason})
     return None
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) + "\n"

@@ -101,6 +101,44 @@ def cwd_of(payload: Mapping[str, Any], *keys: str) -> str:
     return os.getcwd()
 
 
+def base_call(
+    payload: Mapping[str, Any],
+    session: str = "session_id",
+    transcript: str = "transcript_path",
+    cwd: tuple[str, ...] = ("cwd",),
+) -> HookCall:
+    """The fields every event carries: the folder, the session, the transcript, under
+    the agent's names for them."""
+    return HookCall(
+        cwd=cwd_of(payload, *cwd),
+        session=text(payload, session),
+        transcript=text(payload, transcript),
+    )
+
+
+def agent_tool(
+    payload: Mapping[str, Any],
+    name: str,
+    given: str,
+    table: Mapping[str, tuple[str, Mapping[str, str]]],
+) -> tuple[str, dict[str, Any]]:
+    """The tool call at `name` and `given` in the payload, in Claude Code's terms."""
+    tool = text(payload, name, required=True)
+    assert tool is not None
+    return as_claude_tool(tool, tool_input(payload, given), table)
+
+
+def json_line(value: Any) -> str:
+    """What a hook prints: one line of JSON (non-ASCII as it is)."""
+    return json.dumps(value, ensure_ascii=False) + "\n"
+
+
+def additional_context(event: str, context: str) -> str:
+    """Claude Code's answer with context for the agent (Codex and Gemini CLI read the
+    same): ``hookSpecificOutput.additionalContext``."""
+    return json_line({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
+
+
 def as_claude_tool(
     tool: str, given: dict[str, Any], table: Mapping[str, tuple[str, Mapping[str, str]]]
 ) -> tuple[str, dict[str, Any]]:

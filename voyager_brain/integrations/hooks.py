@@ -46,14 +46,17 @@ class Settings(Record):
 
     ``grouped``: event -> matcher groups -> handlers (Claude Code, Codex, Gemini CLI);
     otherwise event -> handlers (Cursor, Copilot). ``header``: keys the file must have
-    (Cursor's and Copilot's ``"version": 1``). A handler holds the command under each of
-    ``command_keys`` (Copilot's ``bash`` and ``powershell``), plus ``handler_extra``."""
+    (Cursor's and Copilot's ``"version": 1``). A handler holds the command under each key
+    of ``commands``, written by its template (Copilot's ``bash`` and ``powershell``), plus
+    ``handler_extra``. The templates of an agent that denies a tool call when its hook
+    exits non-zero end the command with a success (``|| true``): where voyager-brain is
+    not installed (a teammate, a cloud agent), the agent goes on without it."""
 
     project: str
     user: str
     grouped: bool = True
     header: tuple[tuple[str, object], ...] = ()
-    command_keys: tuple[str, ...] = ("command",)
+    commands: tuple[tuple[str, str], ...] = (("command", "{}"),)
     handler_extra: tuple[tuple[str, object], ...] = (("type", "command"),)
 
 

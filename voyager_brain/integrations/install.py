@@ -27,6 +27,12 @@ def command(agent: str, event: str) -> str:
     return f"voyager-brain hook {agent} {event}"
 
 
+def handler_commands(agent: str, event: str) -> dict[str, str]:
+    """The command of `agent`'s hook for `event` under each key its handlers hold it."""
+    settings: Settings = adapter(agent).SETTINGS
+    return {key: form.format(command(agent, event)) for key, form in settings.commands}
+
+
 def settings_path(agent: str, top: Path | None) -> Path:
     """The agent's hooks file: the project's under `top`, else the user's."""
     settings: Settings = adapter(agent).SETTINGS
@@ -85,7 +91,7 @@ def install_hooks(agent: str, path: Path, *, uninstall: bool = False) -> bool:
 
     def ours(handler: Any) -> bool:
         return isinstance(handler, dict) and any(
-            str(handler.get(key, "")).startswith(prefix) for key in settings.command_keys
+            str(handler.get(key, "")).startswith(prefix) for key, _ in settings.commands
         )
 
     with storage.locked(_lock_for(path)):
@@ -109,7 +115,7 @@ def install_hooks(agent: str, path: Path, *, uninstall: bool = False) -> bool:
             if not uninstall and hook.installed:
                 handler = {
                     **dict(settings.handler_extra),
-                    **{key: command(agent, event) for key in settings.command_keys},
+                    **handler_commands(agent, event),
                 }
                 if not settings.grouped:
                     kept.append(handler)
@@ -144,16 +150,17 @@ def hooks_drift(agent: str, path: Path) -> tuple[set[str], set[str]] | None:
             for handler in handlers if isinstance(handlers, list) else ():
                 if not isinstance(handler, dict):
                     continue
-                for key in settings.command_keys:
+                for key, _ in settings.commands:
                     value = handler.get(key)
                     if isinstance(value, str) and value.startswith(prefix):
-                        found.add(f"{event}: {value}")
+                        found.add(f"{event} {key}: {value}")
     if not found:
         return None
     expected = {
-        f"{hook.event}: {command(agent, ours)}"
+        f"{hook.event} {key}: {value}"
         for ours, hook in module.EVENTS.items()
         if hook.installed
+        for key, value in handler_commands(agent, ours).items()
     }
     return expected - found, found - expected
 
