@@ -329,6 +329,11 @@ def test_a_file_install_cannot_read_is_left_alone(agent: Agent, repo: Path) -> N
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert str(path) in done.stderr and "not valid JSON" in done.stderr
     assert path.read_text() == '{"hooks": [1, 2'
+    event = next(iter(agent.events))
+    path.write_text(json.dumps({"hooks": {event: {"not": "a list"}}}))
+    done = run_cli("install", agent.name, cwd=repo)
+    assert done.returncode == 2 and f"hooks.{event}: expected a list" in done.stderr
+    assert json.loads(path.read_text()) == {"hooks": {event: {"not": "a list"}}}
 
 
 @pytest.mark.parametrize("agent", AGENTS, ids=repr)

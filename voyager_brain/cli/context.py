@@ -32,12 +32,9 @@ def context(ctx: click.Context, budget: int | None, explain: bool, as_json: bool
     brain, what is due, and learnings ranked by score. Outside a repository with
     .voyager/ it holds the personal log alone.
     """
-    from ..context import cache as context_cache
+    from ..session.cachedcontext import build_and_cache
 
-    bm = BrainManager(start_folder(ctx))
-    before = context_cache.fingerprint(bm.root, budget)
-    doc = bm.context_document(budget, explain=explain or as_json)
-    context_cache.store(bm.root, budget, before, doc.text, doc.valid_until, doc.paths_checked)
+    doc = build_and_cache(BrainManager(start_folder(ctx)), budget, explain=explain or as_json)
     if as_json:
         print_json(doc.to_dict())
         return

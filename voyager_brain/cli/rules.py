@@ -27,12 +27,9 @@ def _db() -> Any:
 def _project(ctx: click.Context, given: Path | None) -> str:
     """The project a command is about: --project, else the repository (or folder) the
     command runs in."""
-    from ..guard.record import project_root
+    from ..guard.rules import project_folder
 
-    folder = given if given is not None else start_folder(ctx)
-    if not folder.is_dir():
-        raise RuleError(f"{folder}: no such folder")
-    return project_root(str(folder))
+    return project_folder(given if given is not None else start_folder(ctx))
 
 
 project_option = click.option(
@@ -88,23 +85,24 @@ def rules_add(
     as_json: bool,
 ) -> None:
     """Add a rule and print its id."""
-    from ..guard.rules import add_rule
+    from ..guard.rules import PatternOnSemanticRule, add_given_rule
 
-    kind = rule_type or ("regex" if pattern is not None else "semantic")
-    if kind == "semantic" and pattern is not None:
-        raise RuleError("--pattern: a semantic rule matches its description; drop --pattern")
-    rule = add_rule(
-        _db(),
-        description=description,
-        pattern=pattern,
-        type=kind,
-        action=action,
-        tool=tool,
-        priority=priority,
-        problem=problem,
-        solution=solution,
-        rule_set=rule_set,
-    )
+    try:
+        rule = add_given_rule(
+            description=description,
+            pattern=pattern,
+            type=rule_type,
+            action=action,
+            tool=tool,
+            priority=priority,
+            problem=problem,
+            solution=solution,
+            rule_set=rule_set,
+        )
+    except PatternOnSemanticRule:
+        raise RuleError(
+            "--pattern: a semantic rule matches its description; drop --pattern"
+        ) from None
     if as_json:
         print_json(rule.to_dict())
     else:
@@ -213,12 +211,7 @@ def rules_test(
 ) -> None:
     """Run the pre-tool-use check on a call without recording anything: the decision
     and every matching rule."""
-    from ..config import load_config
-    from ..guard.check import evaluate, reason_text
-    from ..guard.rules import list_rules
-    from ..guard.semantic import embedder_named
-    from ..guard.teamrules import sync_team_rules
-    from ..providers import get_provider
+    from ..guard.dryrun import dry_run
 
     try:
         value = json.loads(tool_input)
@@ -226,36 +219,18 @@ def rules_test(
         raise RuleError(f"--input: not valid JSON ({exc.msg} at position {exc.pos})") from None
     if not isinstance(value, dict):
         raise RuleError("--input: expected a JSON object (the tool's input)")
-    path = _project(ctx, project)
-    db = _db()
-    problems = sync_team_rules(db, path)
-    config = load_config(Path(path) / ".voyager")
-    decision = evaluate(
-        list_rules(db, project=path),
-        tool,
-        value,
-        threshold=config.semantic_threshold,
-        embedder=embedder_named(embedder or config.embedder),
-        reviewer=get_provider(config) if config.semantic_review else None,
-    )
-    for problem in [*problems, *decision.problems]:
+    run = dry_run(_project(ctx, project), tool, value, embedder=embedder)
+    for problem in run.problems:
         click.echo(f"voyager-brain: {problem}", err=True)
     if as_json:
-        print_json(
-            {
-                "decision": decision.action,
-                "matches": [
-                    {**m.rule.to_dict(), "reasoning": m.reasoning} for m in decision.matches
-                ],
-            }
-        )
+        print_json(run.to_dict())
         return
-    click.echo(f"decision: {decision.action}")
-    for m in decision.matches:
+    click.echo(f"decision: {run.decision.action}")
+    for m in run.decision.matches:
         click.echo(_rule_line(m.rule) + (f"  ({m.reasoning})" if m.reasoning else ""))
-    if decision.action in ("block", "warn"):
+    if run.reason is not None:
         click.echo("")
-        click.echo(reason_text(decision, tool))
+        click.echo(run.reason)
 
 
 @rules.command(name="sync")

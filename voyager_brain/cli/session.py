@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .. import repo
-from ..session.manager import BrainManager
-from ..session.model import ENTRY_TYPES, BrainEntry
-from ..timestamps import format_timestamp
+from ..session.model import ENTRY_TYPES
+from ..session.reports import add_entry, status_report
 from .common import (
     UserError,
     cli,
@@ -63,64 +60,13 @@ def init(ctx: click.Context) -> None:
 # -- status -------------------------------------------------------------------------------
 
 
-def status_data(bm: BrainManager) -> dict[str, Any]:
-    """Everything `status` shows, as plain data."""
-    state = bm.load()
-    by_type = {t: 0 for t in ENTRY_TYPES}
-    for entry in state.entries:
-        by_type[entry.type] += 1
-    status = bm.get_status()
-    tokens = -(-len(state.content) // bm.config.chars_per_token)
-    budget = bm.config.compact_budget_tokens
-    return {
-        "path": str(status.path),
-        "exists": status.path.exists(),
-        "project": bm.project,
-        "branch": repo.current_branch(bm.top),
-        "size_bytes": status.size_bytes,
-        "tokens": tokens,
-        "budget_tokens": budget,
-        "budget_used": round(tokens / budget, 3),
-        "entries": {"total": status.entry_count, **by_type},
-        "last_updated": format_timestamp(state.last_updated) if state.last_updated else None,
-        "last_compaction": (
-            format_timestamp(status.last_compaction) if status.last_compaction else None
-        ),
-        "uncommitted": repo.brain_files_dirty(bm.top),
-        "state": state_summary(bm),
-    }
-
-
-def state_summary(bm: BrainManager) -> dict[str, Any]:
-    """brain.json at a glance: items per section, open blockers, key files gone missing."""
-    st = bm.state
-    return {
-        "path": str(bm.state_path),
-        "exists": bm.state_path.exists(),
-        "session_count": st.session_count,
-        "last_updated": st.last_updated,
-        "counts": {
-            "stack": len(st.facts.get("stack", [])),
-            "custom_facts": len(st.facts.get("custom", [])),
-            "decisions": len(st.decisions),
-            "in_progress": len(st.active_state.get("inProgress", [])),
-            "key_files": len(st.key_files),
-            "known_issues": len(st.known_issues),
-            "next_steps": len(st.next_steps),
-        },
-        "current_goal": st.active_state.get("currentGoal") or None,
-        "blockers": list(st.active_state.get("blockers", [])),
-        "missing_key_files": [f["path"] for f in st.key_files if not (bm.top / f["path"]).exists()],
-    }
-
-
 @cli.command()
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Show the session brain: size against the budget, entries, git state."""
     bm = manager_for(ctx)
-    data = status_data(bm)
+    data = status_report(bm)
     if as_json:
         print_json(data)
         return
@@ -190,22 +136,12 @@ def add(ctx: click.Context, entry_type: str, text: str, source: str | None, as_j
     if not text.strip():
         raise UserError("TEXT is empty; give the entry's text, or - to read it from stdin")
     bm = manager_for(ctx)
-    bm.load()
-    count = len(bm.entries)
-    stamped = BrainEntry(type=entry_type, content=text, timestamp=bm.clock(), source=source)
-    bm.update(stamped)
-    added = len(bm.entries) > count
-    # The stored entry (redacted); when it was already there, that earlier copy.
-    entry = next(
-        e
-        for e in reversed(bm.entries)
-        if (e.type, e.timestamp) == (stamped.type, stamped.timestamp)
-    )
-    bm.persist()
+    done = add_entry(bm, entry_type, text, source)
     if as_json:
-        print_json({"added": added, "path": str(bm.path), "entry": entry.to_dict()})
+        print_json(done.to_dict())
         return
-    if not added:
+    entry = done.entry
+    if not done.added:
         click.echo(f"already in {relative(bm.path)}: the same {entry_type} at the same second")
         return
     redacted = entry.content.count("[REDACTED:") - text.count("[REDACTED:")

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ..session.manager import BrainManager
+from ..session.reports import save_state
 from .common import (
     UserError,
     cli,
@@ -45,29 +46,15 @@ def _save_update(
     bm: BrainManager, update: Any, unknown: list[str], as_json: bool, extra: dict[str, Any]
 ) -> None:
     """Merge `update` into brain.json, write it, and print what changed."""
-    from ..state.brainjson import diff
-
-    bm.load()
-    before = bm.state.data
-    changes = diff(before, bm.merge_state(update).data)
-    bm.persist()
-    final = bm.state
+    saved = save_state(bm, update, unknown)
     if as_json:
-        print_json(
-            {
-                "changes": [c.to_dict() for c in changes],
-                "unknown_fields": unknown,
-                "session_count": final.session_count,
-                "last_updated": final.last_updated,
-                **extra,
-            }
-        )
+        print_json({**saved.to_dict(), **extra})
         return
     for path in unknown:
         click.echo(f"note: {path} is not a field of brain.json; kept as given", err=True)
-    for change in changes:
+    for change in saved.changes:
         click.echo(change.describe())
-    if not changes:
+    if not saved.changes:
         click.echo("no changes")
 
 

@@ -18,6 +18,7 @@ from .record import project_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 ACTIONS = ("block", "warn", "log")
@@ -147,6 +148,47 @@ def add_rule(
     return rule
 
 
+class PatternOnSemanticRule(RuleError):
+    """A rule given a pattern and the type semantic (its description is what matches)."""
+
+
+def add_given_rule(
+    *,
+    description: str,
+    pattern: str | None,
+    type: str | None,
+    action: str,
+    tool: str | None,
+    priority: int,
+    problem: str | None,
+    solution: str | None,
+    rule_set: str | None,
+) -> Rule:
+    """Add a rule as a person gives it (`rules add`, the MCP tool ``rules_add``) to
+    history.db: without a `type`, a regex rule when there is a pattern and a semantic
+    one when there is none. `PatternOnSemanticRule` for a semantic rule with a pattern
+    (its message names the parameter ``pattern``; the command line says ``--pattern``)."""
+    from .db import connect
+
+    kind = type or ("regex" if pattern is not None else "semantic")
+    if kind == "semantic" and pattern is not None:
+        raise PatternOnSemanticRule(
+            "pattern: a semantic rule matches its description; drop the pattern"
+        )
+    return add_rule(
+        connect(),
+        description=description,
+        pattern=pattern,
+        type=kind,
+        action=action,
+        tool=tool,
+        priority=priority,
+        problem=problem,
+        solution=solution,
+        rule_set=rule_set,
+    )
+
+
 def _embed(db: sqlite3.Connection, rule: Rule) -> None:
     from .semantic import embed_rule
 
@@ -206,6 +248,16 @@ def remove_rule(db: sqlite3.Connection, rule_id: int) -> str:
         delete_embedding(db, rule_id)
         db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
     return "removed"
+
+
+def project_folder(folder: Path) -> str:
+    """The project the folder `folder` belongs to, as rules name it (its repository's
+    top, else the folder itself); `RuleError` when it is no folder."""
+    from .record import project_root
+
+    if not folder.is_dir():
+        raise RuleError(f"{folder}: no such folder")
+    return project_root(str(folder))
 
 
 # -- rule sets --------------------------------------------------------------------------

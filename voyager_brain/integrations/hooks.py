@@ -11,7 +11,7 @@ Each agent is an adapter module with five names:
   (session start), the `Verdict` (a tool call), or None (nothing to say);
 - ``SETTINGS``: where `install` writes the hooks (`Settings`).
 
-Adding an agent is one module and one row of `ADAPTERS`. Every hook fails open: whatever
+Adding an agent is one module and its name in `ADAPTERS`. Every hook fails open: whatever
 goes wrong is one line on stderr, exit code 0, and nothing on stdout the agent could
 misread. An adapter module imports the standard library only; the actions import what
 they need, so a tool-call hook never loads the session brain.
@@ -60,14 +60,8 @@ class Settings(Record):
     handler_extra: tuple[tuple[str, object], ...] = (("type", "command"),)
 
 
-#: agent -> its adapter module in this package.
-ADAPTERS = {
-    "claude": "claude",
-    "codex": "codex",
-    "gemini": "gemini",
-    "cursor": "cursor",
-    "copilot": "copilot",
-}
+#: Every agent, by the name of its adapter module in this package.
+ADAPTERS = ("claude", "codex", "gemini", "cursor", "copilot")
 
 #: The actions on the path of every tool call: the guard and the history, nothing else.
 TOOL_ACTIONS = frozenset({"tool_check", "tool_result", "prompt"})
@@ -85,22 +79,14 @@ ACTIONS = {
 
 
 def adapter(agent: str) -> ModuleType:
+    """The adapter module of `agent`; `HookInputError` for an agent we do not serve."""
     import importlib
 
     if agent not in ADAPTERS:
         from .hookio import HookInputError
 
         raise HookInputError(f"unknown agent {agent!r}; expected one of {', '.join(ADAPTERS)}")
-    return importlib.import_module(f".{ADAPTERS[agent]}", __package__)
-
-
-def action_of(agent: str, event: str) -> str | None:
-    """The action `event` of `agent` runs; None when either is unknown."""
-    try:
-        hook = adapter(agent).EVENTS.get(event)
-    except Exception:
-        return None
-    return hook.action if hook is not None else None
+    return importlib.import_module(f".{agent}", __package__)
 
 
 def _perform(action: str, call: HookCall, agent: str, label: str, err: TextIO) -> Any:

@@ -102,7 +102,10 @@ def install_hooks(agent: str, path: Path, *, uninstall: bool = False) -> bool:
         if not isinstance(hooks, dict):
             raise CorruptFileError(path, "hooks: expected an object")
         for event, hook in module.EVENTS.items():
-            entries = [e for e in hooks.get(hook.event, []) if isinstance(e, dict)]
+            given = hooks.get(hook.event, [])
+            if not isinstance(given, list):
+                raise CorruptFileError(path, f"hooks.{hook.event}: expected a list")
+            entries = [e for e in given if isinstance(e, dict)]
             if settings.grouped:
                 # Drop our handlers (from any group), then the groups we emptied.
                 kept = []

@@ -2,18 +2,18 @@
 
 Each tool is a thin layer over the library call its command-line twin makes:
 
-=============  ==============================  ========================================
+=============  ==============================  ==============================================
 tool           command line                    library
-=============  ==============================  ========================================
+=============  ==============================  ==============================================
 brain          ``brain action=...``            `memory.tool.brain_tool` (seed 001)
-status         ``status --json``               `BrainManager.load`, `get_status`
-add            ``add TYPE TEXT``               `BrainManager.update`, `persist`
+status         ``status --json``               `session.reports.status_report`
+add            ``add TYPE TEXT``               `session.reports.add_entry`
 compact        ``compact``                     `BrainManager.compact`
-context        ``context --budget N``          `BrainManager.context_document`, the cache
-save           ``save``                        `state.validate`, `BrainManager.merge_state`
-rules_add      ``rules add``                   `guard.rules.add_rule`
-rules_test     ``rules test``                  `guard.check.evaluate`
-=============  ==============================  ========================================
+context        ``context --budget N``          `session.cachedcontext.context_text`
+save           ``save``                        `state.validate`, `session.reports.save_state`
+rules_add      ``rules add``                   `guard.rules.add_given_rule`
+rules_test     ``rules test``                  `guard.dryrun.dry_run`
+=============  ==============================  ==============================================
 
 and the resource ``voyager://context`` (the same document as ``context``). A tool answers
 with JSON, the shape ``--json`` prints (``brain``: its message, the result as structured
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from .. import repo
-from ..errors import BrainError, InvalidEntryError, NotInRepositoryError, RuleError
+from ..errors import BrainError, InvalidEntryError, NotInRepositoryError
 from ..session.manager import BrainManager
 
 if TYPE_CHECKING:
@@ -88,76 +88,18 @@ def manager(root: Path) -> BrainManager:
 
 def status_data(root: Path) -> dict[str, Any]:
     """What `voyager-brain status --json` prints."""
-    from ..session.model import ENTRY_TYPES
-    from ..timestamps import format_timestamp
+    from ..session.reports import status_report
 
-    bm = manager(root)
-    state = bm.load()
-    by_type = dict.fromkeys(ENTRY_TYPES, 0)
-    for entry in state.entries:
-        by_type[entry.type] += 1
-    status = bm.get_status()
-    tokens = -(-len(state.content) // bm.config.chars_per_token)
-    budget = bm.config.compact_budget_tokens
-    st = bm.state
-    return {
-        "path": str(status.path),
-        "exists": status.path.exists(),
-        "project": bm.project,
-        "branch": repo.current_branch(bm.top),
-        "size_bytes": status.size_bytes,
-        "tokens": tokens,
-        "budget_tokens": budget,
-        "budget_used": round(tokens / budget, 3),
-        "entries": {"total": status.entry_count, **by_type},
-        "last_updated": format_timestamp(state.last_updated) if state.last_updated else None,
-        "last_compaction": (
-            format_timestamp(status.last_compaction) if status.last_compaction else None
-        ),
-        "uncommitted": repo.brain_files_dirty(bm.top),
-        "state": {
-            "path": str(bm.state_path),
-            "exists": bm.state_path.exists(),
-            "session_count": st.session_count,
-            "last_updated": st.last_updated,
-            "counts": {
-                "stack": len(st.facts.get("stack", [])),
-                "custom_facts": len(st.facts.get("custom", [])),
-                "decisions": len(st.decisions),
-                "in_progress": len(st.active_state.get("inProgress", [])),
-                "key_files": len(st.key_files),
-                "known_issues": len(st.known_issues),
-                "next_steps": len(st.next_steps),
-            },
-            "current_goal": st.active_state.get("currentGoal") or None,
-            "blockers": list(st.active_state.get("blockers", [])),
-            "missing_key_files": [
-                f["path"] for f in st.key_files if not (bm.top / f["path"]).exists()
-            ],
-        },
-    }
+    return status_report(manager(root))
 
 
 def add_entry(root: Path, entry_type: str, text: str, source: str | None) -> dict[str, Any]:
     """Add a brain.md entry and save it: what `voyager-brain add --json` prints."""
-    from ..session.model import BrainEntry
+    from ..session import reports
 
     if not text.strip():
         raise InvalidEntryError("text: empty; give the entry's markdown")
-    bm = manager(root)
-    bm.load()
-    count = len(bm.entries)
-    stamped = BrainEntry(type=entry_type, content=text, timestamp=bm.clock(), source=source)
-    bm.update(stamped)
-    added = len(bm.entries) > count
-    # The stored entry (redacted); when it was already there, that earlier copy.
-    entry = next(
-        e
-        for e in reversed(bm.entries)
-        if (e.type, e.timestamp) == (stamped.type, stamped.timestamp)
-    )
-    bm.persist()
-    return {"added": added, "path": str(bm.path), "entry": entry.to_dict()}
+    return reports.add_entry(manager(root), entry_type, text, source).to_dict()
 
 
 def compact_brain(root: Path) -> dict[str, Any]:
@@ -169,75 +111,32 @@ def compact_brain(root: Path) -> dict[str, Any]:
 
 def context_text(root: Path, budget: int | None) -> str:
     """The session-start document, from the context cache when it is still current."""
-    from ..context import cache as context_cache
+    from ..session import cachedcontext
 
     if budget is not None and budget < MIN_BUDGET:
         raise InvalidEntryError(f"budget: expected at least {MIN_BUDGET} tokens, got {budget}")
-    cached = context_cache.lookup(root, budget)
-    if cached is not None:
-        return cached
-    bm = BrainManager(root)
-    before = context_cache.fingerprint(bm.root, budget)
-    doc = bm.context_document(budget, explain=False)
-    context_cache.store(bm.root, budget, before, doc.text, doc.valid_until, doc.paths_checked)
-    return doc.text
+    return cachedcontext.context_text(root, budget)
 
 
 def save_state(root: Path, update: Any) -> dict[str, Any]:
     """Merge a partial brain.json and save it: what `voyager-brain save --json` prints."""
-    from ..state.brainjson import diff
+    from ..session import reports
     from ..state.validate import validate
 
     unknown = validate(update, "update")
-    bm = manager(root)
-    bm.load()
-    before = bm.state.data
-    changes = diff(before, bm.merge_state(update).data)
-    bm.persist()
-    final = bm.state
-    return {
-        "changes": [c.to_dict() for c in changes],
-        "unknown_fields": unknown,
-        "session_count": final.session_count,
-        "last_updated": final.last_updated,
-    }
+    return reports.save_state(manager(root), update, unknown).to_dict()
 
 
-def add_guard_rule(
-    *,
-    description: str,
-    pattern: str | None,
-    rule_type: str | None,
-    action: str,
-    tool: str | None,
-    priority: int,
-    problem: str | None,
-    solution: str | None,
-    rule_set: str | None,
-) -> dict[str, Any]:
-    """Add a guard rule to history.db: what `voyager-brain rules add --json` prints."""
-    from ..guard.db import close_all, connect
-    from ..guard.rules import add_rule
+def add_guard_rule(**fields: Any) -> dict[str, Any]:
+    """Add a guard rule to history.db (`fields`: those of `guard.rules.add_given_rule`):
+    what `voyager-brain rules add --json` prints."""
+    from ..guard.db import close_all
+    from ..guard.rules import add_given_rule
 
-    kind = rule_type or ("regex" if pattern is not None else "semantic")
-    if kind == "semantic" and pattern is not None:
-        raise RuleError("pattern: a semantic rule matches its description; drop the pattern")
     try:
-        rule = add_rule(
-            connect(),
-            description=description,
-            pattern=pattern,
-            type=kind,
-            action=action,
-            tool=tool,
-            priority=priority,
-            problem=problem,
-            solution=solution,
-            rule_set=rule_set,
-        )
+        return add_given_rule(**fields).to_dict()
     finally:
         close_all()  # calls run on the SDK's worker threads, which come and go
-    return rule.to_dict()
 
 
 def check_tool_call(
@@ -250,40 +149,18 @@ def check_tool_call(
     """The pre-tool-use check of one call, nothing recorded: what `voyager-brain rules
     test --json` prints, with the guard's notes (``problems``) and, when the call is
     blocked or warned about, the text the agent would be told (``reason``)."""
-    from ..config import load_config
-    from ..guard.check import evaluate, reason_text
-    from ..guard.db import close_all, connect
-    from ..guard.record import project_root
-    from ..guard.rules import list_rules
-    from ..guard.semantic import embedder_named
-    from ..guard.teamrules import sync_team_rules
-    from ..providers import get_provider
+    from ..guard.db import close_all
+    from ..guard.dryrun import dry_run
+    from ..guard.rules import project_folder
 
-    folder = Path(project).expanduser() if project is not None else root
-    if not folder.is_dir():
-        raise RuleError(f"{folder}: no such folder")
-    path = project_root(str(folder))
+    path = project_folder(Path(project).expanduser() if project is not None else root)
     try:
-        db = connect()
-        problems = sync_team_rules(db, path)
-        config = load_config(Path(path) / ".voyager")
-        decision = evaluate(
-            list_rules(db, project=path),
-            tool,
-            tool_input,
-            threshold=config.semantic_threshold,
-            embedder=embedder_named(embedder or config.embedder),
-            reviewer=get_provider(config) if config.semantic_review else None,
-        )
+        run = dry_run(path, tool, tool_input, embedder=embedder)
     finally:
         close_all()
-    result: dict[str, Any] = {
-        "decision": decision.action,
-        "matches": [{**m.rule.to_dict(), "reasoning": m.reasoning} for m in decision.matches],
-        "problems": [*problems, *decision.problems],
-    }
-    if decision.action in ("block", "warn"):
-        result["reason"] = reason_text(decision, tool)
+    result = {**run.to_dict(), "problems": list(run.problems)}
+    if run.reason is not None:
+        result["reason"] = run.reason
     return result
 
 
@@ -559,7 +436,7 @@ def build_server(root: Path | None = None, *, version: str = "") -> "MCPServer":
             lambda: add_guard_rule(
                 description=description,
                 pattern=pattern,
-                rule_type=type,
+                type=type,
                 action=action,
                 tool=tool,
                 priority=priority,
