@@ -25,7 +25,17 @@ from voyager_brain.session.model import ENTRY_TYPES
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = {"brain", "status", "add", "compact", "context", "save", "rules_add", "rules_test"}
+TOOLS = {
+    "brain",
+    "status",
+    "add",
+    "compact",
+    "context",
+    "save",
+    "recall",
+    "rules_add",
+    "rules_test",
+}
 
 
 @pytest.fixture
@@ -83,6 +93,7 @@ async def test_every_tool_is_listed_with_a_description_and_a_schema(project: Pat
         "save": {"update"},
         "rules_add": {"description"},
         "rules_test": {"tool", "tool_input"},
+        "recall": {"query"},
     }
     brain = tools["brain"].input_schema["properties"]
     assert brain["action"]["enum"] == list(ACTIONS)

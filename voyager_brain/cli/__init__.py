@@ -25,6 +25,7 @@ from . import (  # noqa: F401
     mcp,
     memory,
     pipeline,
+    recall,
     rules,
     session,
     state,

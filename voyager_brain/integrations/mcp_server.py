@@ -10,6 +10,7 @@ status         ``status --json``               `session.reports.status_report`
 add            ``add TYPE TEXT``               `session.reports.add_entry`
 compact        ``compact``                     `BrainManager.compact`
 context        ``context --budget N``          `session.cachedcontext.context_text`
+recall         ``recall QUERY --json``         `BrainManager.recall`
 save           ``save``                        `state.validate`, `session.reports.save_state`
 rules_add      ``rules add``                   `guard.rules.add_given_rule`
 rules_test     ``rules test``                  `guard.dryrun.dry_run`
@@ -116,6 +117,12 @@ def context_text(root: Path, budget: int | None) -> str:
     if budget is not None and budget < MIN_BUDGET:
         raise InvalidEntryError(f"budget: expected at least {MIN_BUDGET} tokens, got {budget}")
     return cachedcontext.context_text(root, budget)
+
+
+def recall_data(root: Path, query: str, limit: int) -> dict[str, Any]:
+    """The best matches in every store: what `voyager-brain recall --json` prints."""
+    hits = manager(root).recall(query, limit)
+    return {"query": query, "results": [hit.to_dict() for hit in hits]}
 
 
 def save_state(root: Path, update: Any) -> dict[str, Any]:
@@ -375,6 +382,21 @@ def build_server(root: Path | None = None, *, version: str = "") -> "MCPServer":
                 return context_text(start, None)
             except (BrainError, OSError) as exc:
                 raise ResourceError(error_line(exc)) from None
+
+    @server.tool(annotations=read_only)
+    def recall(
+        query: Annotated[str, Field(description="The words to look for.")],
+        limit: Annotated[
+            int,
+            WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 100}),
+            Field(description="How many matches at most (1 to 100)."),
+        ] = 10,
+    ) -> CallToolResult:
+        """Search every store at once: brain.md entries and compaction summaries,
+        brain.json's decisions, known issues, key files, facts and steps, and both memory
+        logs. Answers with the best matches (BM25, the newer first on a tie), each with
+        its source, kind, id or key, date and a one-line excerpt."""
+        return reply(lambda: recall_data(start, query, limit))
 
     # -- the project state (brain.json) ---------------------------------------------------
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..context.build import ContextDocument
+    from .recall import RecallHit
 
 Clock = Callable[[], datetime]
 
@@ -304,6 +305,15 @@ class BrainManager:
             explain=explain,
             templates=self.templates,
         )
+
+    def recall(self, query: str, limit: int = 10) -> list[RecallHit]:
+        """The best matches for `query` in every store at once: brain.md's entries and
+        compaction summaries, brain.json's sections, both memory logs. Each hit has its
+        source, kind, id or key, date and a one-line excerpt; BM25 ranks them, the newer
+        first on a tie. See `voyager_brain.session.recall` (the index in ``cache/``)."""
+        from .recall import recall
+
+        return recall(self.top, query, limit, lock_timeout=self.config.lock_timeout_seconds)
 
     # -- the project state (brain.json) ---------------------------------------------
 

@@ -1,0 +1,45 @@
+"""`recall`: one search over every store, best matches first."""
+
+from __future__ import annotations
+
+import click
+
+from ..session.recall import MAX_LIMIT
+from .common import UserError, cli, json_option, manager_for, print_json
+
+
+@cli.command()
+@click.argument("query", nargs=-1)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, MAX_LIMIT),
+    default=10,
+    show_default=True,
+    help="How many matches to show.",
+)
+@json_option
+@click.pass_context
+def recall(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """Search brain.md, brain.json and both memory logs for QUERY at once.
+
+    Finds brain.md entries and compaction summaries, brain.json's decisions, known
+    issues, key files, facts, preferences, active state and next steps, and the
+    project's and your personal memory entries. Best matches first (BM25; items with
+    every word before items with some; the newer first on a tie), each with its store,
+    kind, id or key, date and a one-line excerpt. The index is kept in
+    .voyager/cache/recall.sqlite and brought up to date when a store changed.
+    """
+    text = " ".join(query)
+    if not text.strip():
+        raise UserError("query: empty; give the words to look for")
+    hits = manager_for(ctx).recall(text, limit)
+    if as_json:
+        print_json({"query": text, "results": [hit.to_dict() for hit in hits]})
+        return
+    if not hits:
+        click.echo(f"no match for {text!r}")
+        return
+    for hit in hits:
+        where = f"{hit.source} {hit.kind}"
+        when = f" {hit.date}" if hit.date and hit.date not in hit.key else ""
+        click.echo(f"[{where}] {hit.key}{when}\n    {hit.excerpt}")
