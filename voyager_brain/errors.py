@@ -43,7 +43,12 @@ class CorruptFileError(BrainError):
 
 
 class StateError(BrainError, ValueError):
-    """A brain.json update (or file) has a field of the wrong type or value."""
+    """A brain.json update (or file) has a field of the wrong type or value. `field` is
+    the path of that field (``decisions[0].what``), None when the whole document is."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class EntryError(BrainError, ValueError):

@@ -174,7 +174,7 @@ def test_state_equal_times_give_the_same_bytes_both_ways() -> None:
 def test_state_a_side_that_is_not_valid_json_is_named() -> None:
     with pytest.raises(CorruptFileError, match=r"^theirs:\.voyager/brain\.json:2: not valid JSON"):
         merge_state(js(BASE_STATE), js(BASE_STATE), b"{\n,", ".voyager/brain.json")
-    with pytest.raises(CorruptFileError, match=r"^ours:brain\.json: sessionCount: expected"):
+    with pytest.raises(CorruptFileError, match=r"^ours:brain\.json:5: sessionCount: expected"):
         merge_state(b"", js({**BASE_STATE, "sessionCount": -1}), js(BASE_STATE))
 
 

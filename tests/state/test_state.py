@@ -703,27 +703,31 @@ def test_loads_counts_lines_after_a_byte_order_mark() -> None:
 
 
 @pytest.mark.parametrize(
-    ("data", "detail"),
+    ("data", "line", "detail"),
     [
         (
             b'{"knownIssues": [{"issue": "x", "severity": "urgent"}]}',
+            1,
             f'knownIssues[0].severity: expected {SEVERITY}, got "urgent"',
         ),
-        (b'{"sessionCount": -1}', "sessionCount: expected a whole number >= 0, got -1"),
+        (b'{\n"sessionCount": -1}', 2, "sessionCount: expected a whole number >= 0, got -1"),
         (
             b'{"decisions": [{"what": "x", "when": "soon"}]}',
+            1,
             'decisions[0].when: expected an ISO date (YYYY-MM-DD), got "soon"',
         ),
-        (b"[]", "expected a JSON object, got a list"),
-        (b'"brain"', "expected a JSON object, got a string"),
+        (b"[]", None, "expected a JSON object, got a list"),
+        (b'"brain"', None, "expected a JSON object, got a string"),
     ],
 )
-def test_loads_of_a_schema_violation_names_file_and_field(data: bytes, detail: str) -> None:
+def test_loads_of_a_schema_violation_names_file_line_and_field(
+    data: bytes, line: int | None, detail: str
+) -> None:
     path = Path("/repo/.voyager/brain.json")
     with pytest.raises(CorruptFileError) as info:
         state.loads(data, path)
-    assert str(info.value) == f"{path}: {detail}"
-    assert info.value.path == path
+    assert str(info.value) == (f"{path}:{line}: {detail}" if line else f"{path}: {detail}")
+    assert (info.value.path, info.value.line) == (path, line)
 
 
 # -- the file format ----------------------------------------------------------------------
@@ -1193,7 +1197,7 @@ def test_brain_json_corrupted_during_a_session_is_not_overwritten(
     path = repo / ".voyager" / "brain.json"
     path.write_bytes(b'{"sessionCount": "many"}\n')
     bm.merge_state({"nextSteps": ["two"]})
-    with pytest.raises(CorruptFileError, match=r"brain\.json: sessionCount: expected a whole"):
+    with pytest.raises(CorruptFileError, match=r"brain\.json:1: sessionCount: expected a whole"):
         bm.persist()
     assert path.read_bytes() == b'{"sessionCount": "many"}\n'
 

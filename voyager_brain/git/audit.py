@@ -6,8 +6,9 @@ GitPython is imported inside the functions that use it, and every `Repo` is clos
 they return (with it goes its persistent ``git cat-file --batch`` process): blobs are read
 through that one process. The history is one ``git log --patch`` stream, summarized as it
 comes: brain.md's changes from its hunks (made to hold whole sections), the memory log's
-from its appended lines; brain.json, and anything the patch alone cannot tell, from the
-two blobs of the commit.
+from its appended lines (and, for what an appended update or tombstone replaced, the
+version before them); brain.json, and anything the patch alone cannot tell, from the two
+blobs of the commit.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .changes import (
     file_changes,
     kind_of,
     memory_changes,
+    read_memory,
     read_state,
 )
 
@@ -516,7 +518,13 @@ class _History:
             added = memory_log.parse(b"\n".join(line[1:] for line in lines if line[:1] == b"+"))
             if patch.old_blob == _NO_BLOB:  # a new file: nothing came before these lines
                 return BrainChanges(memory=memory_changes((), added[0]))
-            return BrainChanges(memory=appended_memory_changes(added[0]))
+            changes = appended_memory_changes(added[0])
+            if changes.updated or changes.tombstoned:
+                # The lines alone do not tell what an update or a tombstone replaced: fold
+                # the version before them (the parent's) with and without them.
+                earlier = read_memory(self.blob(patch.old_blob))
+                changes = memory_changes(earlier, [*earlier, *added[0]])
+            return BrainChanges(memory=changes)
         # What the patch alone cannot tell: compare the two versions.
         return file_changes(
             kind, self.blob(patch.old_blob), self.blob(patch.new_blob), old_where, new_where

@@ -281,8 +281,9 @@ def dumps(state: Mapping[str, Any]) -> str:
 
 def loads(data: bytes, path: Path) -> dict[str, Any]:
     """Read brain.json. Raises `CorruptFileError` when the bytes are not JSON (naming the
-    file and line) or the document breaks the schema (naming the file and the field);
-    the file is never rewritten in that state."""
+    file and line) or the document breaks the schema (naming the file, the line where
+    the field starts, when it can be found, and the field); the file is never rewritten
+    in that state."""
     data = data.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors add
     try:
         text = data.decode("utf-8")
@@ -298,7 +299,12 @@ def loads(data: bytes, path: Path) -> dict[str, Any]:
     try:
         validate(document, "brain.json")
     except StateError as exc:
-        raise CorruptFileError(path, str(exc).removeprefix("brain.json: ")) from None
+        # Imported here: the scan runs only when an error is reported.
+        from .positions import value_line
+
+        field_line = value_line(text, exc.field) if exc.field else None
+        detail = str(exc).removeprefix("brain.json: ")
+        raise CorruptFileError(path, detail, field_line) from None
     return ordered(document)
 
 

@@ -43,7 +43,7 @@ class _Checker:
         self.unknown: list[str] = []
 
     def fail(self, path: str, expected: str, value: Any) -> None:
-        raise StateError(f"{self.where}: {path}: expected {expected}, got {as_json(value)}")
+        raise StateError(f"{self.where}: {path}: expected {expected}, got {as_json(value)}", path)
 
     def string(self, path: str, value: Any, *, optional: bool = True) -> None:
         if not isinstance(value, str) and not (optional and value is None):
