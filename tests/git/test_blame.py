@@ -92,11 +92,12 @@ def test_blame_an_entry_that_was_compacted_away(project: Path) -> None:
     assert data["last_changed"]["sha"] == compacted and data["last_changed"]["op"] == "remove"
     assert data["present"] is False
     lines = cli_ok(project, "blame", "entry", f"Observation — {stamp}").splitlines()
-    assert lines[2].startswith(f"removed       {compacted[:8]}  ")
-    # The text now lives in the summary, which the compaction introduced.
-    summary = blame_json(project, "entry", "retry loop")
-    assert summary["key"] == f"Reflection — {stamp}"
-    assert summary["introduced"]["sha"] == compacted and summary["present"] is True
+    assert lines[2].startswith(f"folded by     {compacted[:8]}  ")
+    # Found by its text, now in the summary: the original's commit and the compaction's.
+    folded = blame_json(project, "entry", "retry loop")
+    assert folded["key"] == f"Observation — {stamp}" and folded["introduced"]["sha"] == added
+    assert folded["folded_by"]["sha"] == compacted
+    assert folded["folded_into"] == f"Reflection — {stamp}"
 
 
 def test_blame_a_memory_through_update_and_tombstone(project: Path) -> None:

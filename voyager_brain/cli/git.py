@@ -164,18 +164,7 @@ def blame_command(ctx: click.Context, kind: str, key: str, as_json: bool) -> Non
     if as_json:
         print_json(result.to_dict())
         return
-    click.echo(f"{result.kind} {result.key!r} ({result.path})")
-    rows = []
-    if result.introduced is not None:
-        rows.append(("introduced", result.introduced))
-    if result.last_changed is not None and result.last_changed != result.introduced:
-        label = "removed" if result.last_changed.op == "remove" else "last changed"
-        rows.append((label, result.last_changed))
-    for label, event in rows:
-        click.echo(f"{label:<13} {event.commit.describe()}")
-    if result.uncommitted is not None:
-        verb = {"add": "added", "change": "changed", "remove": "removed"}[result.uncommitted]
-        click.echo(f"{'working tree':<13} {verb}, not committed yet")
+    click.echo(result.render_text(), nl=False)
 
 
 @cli.command(name="commit")
