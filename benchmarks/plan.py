@@ -59,6 +59,12 @@ class Plan:
     guard_transcript_mb: float
     guard_import_runs: int
     pipeline_runs: int = 9
+    # Continuity (issue 17): the scenarios' bulk (filler decisions, issues, entries,
+    # learnings) times this; the must-know items are always all there.
+    continuity_scale: float = 1.0
+    recall_items: int = 10_000  # learnings in the recall project, the planted ones included
+    recall_questions: int = 20
+    recall_runs: int = 5  # warm rounds over every question; appends before a first query
     smoke: bool = False
 
     def load_runs(self, size: int) -> int:
@@ -132,6 +138,10 @@ SMOKE = Plan(
     guard_transcript_mb=0.2,
     guard_import_runs=1,
     pipeline_runs=1,
+    continuity_scale=0.05,
+    recall_items=300,
+    recall_questions=5,
+    recall_runs=1,
     smoke=True,
 )
 

@@ -60,6 +60,16 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
 * **MCP server**: ``voyager-brain mcp`` started as an agent starts it, until it answers
   ``initialize`` on stdio, beside ``python -c pass`` and a process that only imports the
   SDK's server: <= 1 s. Skipped when the ``mcp`` extra is not installed.
+* **continuity** (issue 17): five generated projects (small and fresh; large and old;
+  many known issues; many decisions; a long session just compacted), each declaring what
+  the next session must know (goal, blockers, work in progress, next steps, critical
+  and high issues, the newest loop status and compaction summary, the user's behaviors
+  and preferences, due reminders, urgent tasks, the newest 3 decisions). At 1,000 /
+  2,000 / 4,000 tokens: the share of them ``context()`` holds, and its tokens beside
+  those of every brain file injected whole. Target: 100% at 2,000 tokens, and on the
+  large project no more than 5% of the whole files. Also ``BrainManager.recall`` over
+  10,000 learnings: recall@5 of 20 questions, each about one planted item; a warm query
+  < 100 ms; the first query after a learning was appended < 1 s.
 
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
@@ -84,6 +94,7 @@ if str(ROOT) not in sys.path:
 
 import voyager_brain  # noqa: E402
 from benchmarks.content import make_entries, make_repo, write_brain  # noqa: E402
+from benchmarks.continuity import bench_continuity  # noqa: E402
 from benchmarks.guard import bench_guard  # noqa: E402
 from benchmarks.history import bench_log  # noqa: E402
 from benchmarks.hook import bench_hook  # noqa: E402
@@ -115,6 +126,8 @@ TITLES = {
     "guard": "Guard rules and the session history (seed 003)",
     "pipeline": "The multi-agent pipeline (seed 004)",
     "mcp": "The MCP server (`voyager-brain mcp`)",
+    "continuity": "Continuity: what the next session must know (issue 17)",
+    "recall": "Recall: quality and speed of `BrainManager.recall` (issue 17)",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
@@ -140,6 +153,14 @@ FLOORS = {
     "the engine; for the role guard, the same hook and Write with no pipeline role",
     "mcp": "floor: `python -c pass` in the same environment, taking turns with ours and with "
     "a process that only imports the SDK's server; skipped without the `mcp` extra",
+    "continuity": "not times: in the must-know rows `ours` is the percentage of the "
+    "scenario's declared must-know items whose text `BrainManager.context(budget)` holds "
+    "(found/declared in the what column); in the token rows `ours` is the tokens of that "
+    "document and the floor the tokens of injecting every brain file whole (brain.md, "
+    "brain.json, both memory logs; characters / 4), so the ratio is the share of the whole",
+    "recall": "no floor; in the recall@5 row `ours` is the percentage of questions whose "
+    "planted item is among the first 5 hits (found/asked in the what column), in the "
+    "other rows milliseconds",
 }
 
 
@@ -242,6 +263,7 @@ def _run_all(results: Results, plan: Plan, parent: Path) -> None:
     bench_guard(results, plan, parent, pycache)
     bench_pipeline(results, plan, parent, pycache)
     bench_mcp(results, plan, parent, pycache)
+    bench_continuity(results, plan, parent)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

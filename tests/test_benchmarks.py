@@ -92,13 +92,30 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(pipeline, "pipeline run, 4 stages") == 1
     assert count(pipeline, "an architect's Write") == 1
 
+    continuity = _table_rows(text, "Continuity")
+    assert len(continuity) == 30  # 5 scenarios x 3 budgets x (must-know, tokens)
+    for n in range(1, 6):
+        assert count(continuity, f"| ({n}) ") == 6
+    for budget in ("1,000", "2,000", "4,000"):
+        assert count(continuity, f"| {budget}-token budget |") == 10
+    assert count(continuity, "must-know recall, %") == 15
+    tokens = [row for row in continuity if "tokens used (floor: every brain file whole)" in row]
+    assert len(tokens) == 15
+    recall = _table_rows(text, "Recall")
+    assert len(recall) == 4
+    assert count(recall, "300 learnings, 5 questions") == 4
+    assert count(recall, "recall@5, % of questions") == 1
+    assert count(recall, "first query (index built)") == 1
+    assert count(recall, "warm query") == 1
+    assert count(recall, "first query after appending a learning") == 1
+
     every = load + persist + compaction + startup + memory + hook + merge + history + guard
-    every += pipeline
+    every += pipeline + continuity + recall
     for row in every:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
         float(cells[3])  # ours (ms) is a number
-    for row in memory + hook + merge + history + guard + pipeline:  # beside a floor
+    for row in memory + hook + merge + history + guard + pipeline + tokens:  # beside a floor
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         float(cells[4])
         assert cells[5].endswith("x"), row
