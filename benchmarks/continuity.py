@@ -534,6 +534,7 @@ def _add_rows(
             None,
             "100%" if at_target else "-",
             found == len(must) if at_target else None,
+            unit="%",
         ),
     )
     checked = at_target and scenario.large
@@ -547,6 +548,7 @@ def _add_rows(
             float(whole),
             f"<= {WHOLE_TARGET_RATIO:g}x floor" if checked else "-",
             tokens / whole <= WHOLE_TARGET_RATIO if checked else None,
+            unit="tokens",
         ),
     )
 
@@ -615,6 +617,7 @@ def bench_recall(results: Results, plan: Plan, parent: Path) -> None:
                 label,
                 1,
                 100.0 * found / asked,
+                unit="%",
             ),
         )
         results.add("recall", Row("recall(), first query (index built)", label, 1, first))

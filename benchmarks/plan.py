@@ -148,7 +148,8 @@ SMOKE = Plan(
 
 @dataclasses.dataclass(frozen=True)
 class Row:
-    """One line of a results table. Times in milliseconds; None shows as a dash."""
+    """One line of a results table. Times in milliseconds (another `unit` for the few
+    figures that are no times: percentages, tokens); None shows as a dash."""
 
     what: str
     size: str
@@ -157,6 +158,7 @@ class Row:
     floor_ms: float | None = None
     target: str = "-"
     passed: bool | None = None
+    unit: str = "ms"
 
     @property
     def ratio(self) -> float | None:
@@ -170,15 +172,15 @@ class Results:
     def add(self, table: str, row: Row) -> None:
         self.tables.setdefault(table, []).append(row)
         ours = _ms(row.ours_ms)
-        floor = f", floor {_ms(row.floor_ms)} ms" if row.floor_ms is not None else ""
+        floor = f", floor {_ms(row.floor_ms)} {row.unit}" if row.floor_ms is not None else ""
         verdict = {True: "PASS", False: "FAIL", None: ""}[row.passed]
         print(
-            f"  {table:<11} {row.what:<44} {row.size:>14}  {ours:>9} ms{floor}  {verdict}",
+            f"  {table:<11} {row.what:<44} {row.size:>14}  {ours:>9} {row.unit}{floor}  {verdict}",
             flush=True,
         )
         if row.passed is False:
             print(
-                f"  !! MISSED TARGET: {table}: {row.what} at {row.size}: {ours} ms, "
+                f"  !! MISSED TARGET: {table}: {row.what} at {row.size}: {ours} {row.unit}, "
                 f"target {row.target}"
             )
 

@@ -213,7 +213,8 @@ def render_results(results: Results, plan: Plan, started: datetime, total_s: flo
         lines.append("None.")
     for table, row in missed:
         lines.append(
-            f"- {table}: {row.what}, {row.size}: {_ms(row.ours_ms)} ms (target {row.target})"
+            f"- {table}: {row.what}, {row.size}: {_ms(row.ours_ms)} {row.unit} "
+            f"(target {row.target})"
         )
     return "\n".join(lines) + "\n"
 
@@ -302,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{len(missed)} target(s) missed:")
         for table, row in missed:
             print(
-                f"  MISSED: {table}: {row.what}, {row.size}: {_ms(row.ours_ms)} ms "
+                f"  MISSED: {table}: {row.what}, {row.size}: {_ms(row.ours_ms)} {row.unit} "
                 f"(target {row.target})"
             )
     else:
