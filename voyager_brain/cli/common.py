@@ -74,12 +74,19 @@ def start_folder(ctx: click.Context) -> Path:
     return start
 
 
+def repository_top(ctx: click.Context) -> Path:
+    """The top of the repository we are in; exit 2 outside one."""
+    start = start_folder(ctx)
+    top = repo.find_top(start)
+    if top is None:
+        raise NotInRepositoryError(start.absolute())
+    return top
+
+
 def manager_for(ctx: click.Context) -> BrainManager:
     """The BrainManager of the repository we are in; exit 2 outside one."""
-    start = start_folder(ctx)
-    if repo.find_top(start) is None:
-        raise NotInRepositoryError(start.absolute())
-    return BrainManager(start)
+    repository_top(ctx)
+    return BrainManager(start_folder(ctx))
 
 
 def relative(path: Path) -> str:

@@ -8,28 +8,18 @@ from pathlib import Path
 
 import click
 
-from .. import repo
-from ..errors import NotInRepositoryError
 from .common import (
     UserError,
     cli,
     json_option,
     print_json,
     relative,
+    repository_top,
     start_folder,
 )
 from .integrations import install
 
 # -- the brain in git: diff, log, blame -------------------------------------------------
-
-
-def _top(ctx: click.Context) -> Path:
-    """The top of the repository we are in; exit 2 outside one."""
-    start = start_folder(ctx)
-    top = repo.find_top(start)
-    if top is None:
-        raise NotInRepositoryError(start.absolute())
-    return top
 
 
 @cli.command(name="diff")
@@ -78,7 +68,7 @@ def diff_command(
         if ".." in rev_range or ".." in rev_to:
             raise UserError(f"give A..B or A B, not {rev_range} {rev_to}")
         rev_range = f"{rev_range}..{rev_to}"
-    result = compare_versions(_top(ctx), rev_range, staged=staged)
+    result = compare_versions(repository_top(ctx), rev_range, staged=staged)
     if as_json or fmt == "json":
         print_json(result.to_dict())
     elif fmt == "markdown":
@@ -125,7 +115,7 @@ def log_command(
     from ..git.audit import history
     from ..git.changes import kind_of
 
-    top = _top(ctx)
+    top = repository_top(ctx)
     target = _repo_path(top, start_folder(ctx), path) if path else ".voyager"
     follow = path is not None and not (top / target).is_dir()
     with history(top, [target], since=since, limit=limit, grep=grep, follow=follow) as records:
@@ -160,7 +150,7 @@ def blame_command(ctx: click.Context, kind: str, key: str, as_json: bool) -> Non
     """
     from ..git.blame import blame
 
-    result = blame(_top(ctx), kind, key)
+    result = blame(repository_top(ctx), kind, key)
     if as_json:
         print_json(result.to_dict())
         return
@@ -181,7 +171,7 @@ def commit_command(ctx: click.Context, as_json: bool) -> None:
     """
     from ..git.autocommit import commit_brain_files
 
-    result = commit_brain_files(_top(ctx))
+    result = commit_brain_files(repository_top(ctx))
     if as_json:
         print_json(result.to_dict())
     elif result.sha is None:
@@ -229,10 +219,7 @@ def install_git(ctx: click.Context, uninstall: bool) -> None:
     """
     from ..git import setup as gitsetup
 
-    start = start_folder(ctx)
-    top = repo.find_top(start)
-    if top is None:
-        raise NotInRepositoryError(start.absolute())
+    top = repository_top(ctx)
     lines, keys = gitsetup.install(top, uninstall=uninstall)
     attributes = relative(top / ".gitattributes")
     verb = "removed" if uninstall else "added"

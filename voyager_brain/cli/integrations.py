@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from .. import repo
-from ..errors import NotInRepositoryError
 from ..integrations.hooks import ADAPTERS
-from .common import (
-    cli,
-    start_folder,
-)
+from .common import cli, repository_top
 
 # -- agent integrations: hook, install ------------------------------------------------
 
@@ -54,14 +47,6 @@ def install() -> None:
     """Install voyager-brain into an agent's settings, or into git."""
 
 
-def _top(ctx: click.Context) -> Path:
-    start = start_folder(ctx)
-    top = repo.find_top(start)
-    if top is None:
-        raise NotInRepositoryError(start.absolute())
-    return top
-
-
 def _install_command(agent: str) -> None:
     from ..integrations.hooks import adapter
 
@@ -76,7 +61,7 @@ def _install_command(agent: str) -> None:
     def command(ctx: click.Context, user: bool, uninstall: bool) -> None:
         from ..integrations.install import install_hooks, settings_path
 
-        path = settings_path(agent, None if user else _top(ctx))
+        path = settings_path(agent, None if user else repository_top(ctx))
         changed = install_hooks(agent, path, uninstall=uninstall)
         verb = "removed from" if uninstall else "installed in"
         if changed:
@@ -116,7 +101,7 @@ def install_mcp_command(ctx: click.Context, agent: str, uninstall: bool) -> None
     """
     from ..integrations.install import install_mcp, mcp_path
 
-    top = _top(ctx)
+    top = repository_top(ctx)
     changed = install_mcp(agent, top, uninstall=uninstall)
     path = mcp_path(agent, top)
     verb = "removed from" if uninstall else "added to"
