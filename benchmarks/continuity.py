@@ -335,14 +335,17 @@ def large_and_old(top: Path, rng: random.Random, scale: float) -> list[MustKnow]
     )
     bm.persist()
     _append_learnings(top, _filler_learnings(_scaled(2_000, scale), rng))
+    # A rule is a "dont" behavior, or a behavior or preference that says never, always,
+    # don't or must.
     donts = [
-        f"Never force-push to the {word()} branch",
-        f"Don't edit the generated {word()} migrations by hand",
-        f"Never run the {word()} backfill against production",
+        f"Force-push to the {word()} branch",
+        f"Edit the generated {word()} migrations by hand",
     ]
+    never = f"Never run the {word()} backfill against production"
     always = f"Always run the {word()} smoke test before a release"
     for text in donts:
         _add(top, type="behavior", category="dont", text=text)
+    _add(top, type="preference", category="Safety", text=never)
     _add(top, type="behavior", category="do", text=always)
     _add(top, type="behavior", category="value", text="Prefer boring technology")
     reminder = f"Rotate the {word()} API key"
@@ -359,6 +362,7 @@ def large_and_old(top: Path, rng: random.Random, scale: float) -> list[MustKnow]
         *((f"known issue ({s}) {n + 1}", t) for n, (s, t) in enumerate(severe)),
         *((f"decision {n + 1} of the newest 3", d) for n, d in enumerate(reversed(newest))),
         *((f"don't behavior {n + 1}", t) for n, t in enumerate(donts)),
+        ("never preference", never),
         ("always behavior", always),
         ("brain.json preference (style)", style),
         ("brain.json preference (constraint)", constraint),

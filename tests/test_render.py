@@ -74,6 +74,16 @@ _CONTEXT_VALUES = {
         {"project": st.one_of(st.none(), _text), "date": _text}
     ),
     "context/footer.md.j2": st.just({}),
+    "context/recall.md.j2": st.fixed_dictionaries(
+        {
+            "left_out": st.lists(
+                st.fixed_dictionaries(
+                    {"section": _text, "name": _text, "count": st.integers(1, 10**6)}
+                ),
+                max_size=4,
+            )
+        }
+    ),
     "context/title.md.j2": st.fixed_dictionaries({"name": _text}),
     "context/keyed.md.j2": st.fixed_dictionaries({"key": _text, "value": _text}),
     "context/behavior.md.j2": st.fixed_dictionaries({"label": _text, "text": _text}),

@@ -103,6 +103,16 @@ def _project_line(*, kind: str, **v: Any) -> str:
     return line + "\n\n"
 
 
+_RECALL = '`voyager-brain recall "words"`'
+
+
+def _recall_line(*, left_out: list[dict[str, Any]], **_: Any) -> str:
+    if not left_out:
+        return f"Recall anything else from memory with {_RECALL}.\n"
+    counts = ", ".join(f"{s['name']} {s['count']}" for s in left_out)
+    return f"Left out for room: {counts}. Recall any of it with {_RECALL}.\n"
+
+
 def _due_line(*, kind: str, text: str, **v: Any) -> str:
     if kind == "reminder":
         return f"Reminder due: {text}\n"
@@ -123,6 +133,14 @@ PYTHON_RENDERINGS: dict[str, tuple[str, Callable[..., str]]] = {
         _header,
     ),
     "context/footer.md.j2": (_FOOTER, lambda **_: _FOOTER),
+    "context/recall.md.j2": (
+        "{% if left_out %}Left out for room: "
+        "{% for s in left_out %}{{ s.name }} {{ s.count }}{% if not loop.last %}, {% endif %}"
+        '{% endfor %}. Recall any of it with `voyager-brain recall "words"`.'
+        '{% else %}Recall anything else from memory with `voyager-brain recall "words"`.'
+        "{% endif %}\n",
+        _recall_line,
+    ),
     "context/title.md.j2": ("## {{ name }}\n", lambda *, name, **_: f"## {name}\n"),
     "context/keyed.md.j2": (
         "- {{ key }}: {{ value }}\n",

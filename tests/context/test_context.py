@@ -91,7 +91,9 @@ def test_sections_come_in_the_documented_order() -> None:
     ]
     assert order == sorted(order)
     assert text.startswith("# Memory for p (voyager-brain)")
-    assert text.endswith('`voyager-brain brain action=add type=learning text="..."` (memory).\n')
+    *_, footer, last, _ = text.split("\n")
+    assert footer.endswith('`voyager-brain brain action=add type=learning text="..."` (memory).')
+    assert last == 'Recall anything else from memory with `voyager-brain recall "words"`.'
 
 
 def test_identity_and_user_are_sorted_by_key() -> None:
@@ -482,9 +484,9 @@ def test_session_entries_come_newest_first_a_decision_first_then_file_order(
         key=lambda n: (-drawn[n][1], drawn[n][0] != "decision", n),
     )
     line = Lines(Templates())
+    offer = session(entries, line)
+    assert offer.total == len(entries) and offer.must == []
     for cap in (limit, None):
-        items, total = session(entries, cap, line)
-        shown = [int(item.text.rsplit("entry ", 1)[1]) for item in items]
-        assert total == len(entries)
+        shown = [int(item.text.rsplit("entry ", 1)[1]) for item in offer.items(cap)]
         assert shown == expected[: len(shown)]
         assert len(shown) >= min(cap or len(entries), len(entries))

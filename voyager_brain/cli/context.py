@@ -29,8 +29,10 @@ def context(ctx: click.Context, budget: int | None, explain: bool, as_json: bool
 
     One budgeted document from the memory logs, brain.json and brain.md: identity and
     user, behavior, preferences, the project state, project context, the session
-    brain, what is due, and learnings ranked by score. Outside a repository with
-    .voyager/ it holds the personal log alone.
+    brain, what is due, and learnings ranked by score. Must-know lines (the goal,
+    blockers, next steps, critical and high issues, the newest loop status, the user's
+    rules, what is due, the newest decisions ...) come in before any other; --explain
+    marks them. Outside a repository with .voyager/ it holds the personal log alone.
     """
     from ..session.cachedcontext import build_and_cache
 
@@ -43,8 +45,16 @@ def context(ctx: click.Context, budget: int | None, explain: bool, as_json: bool
         return
     for choice in doc.choices:
         mark = "+" if choice.included else "-"
-        why = "" if choice.included else f"  ({choice.reason})"
+        tier = f"  [must-know: {choice.why}]" if choice.why else ""
+        why = "" if choice.reason == "included" else f"  ({choice.reason})"
         click.echo(
-            f"{mark} {choice.item.section:<12} ~{choice.tokens:>3} tokens  {choice.item.ref}{why}"
+            f"{mark} {choice.item.section:<12} ~{choice.tokens:>3} tokens"
+            f"  {choice.item.ref}{tier}{why}"
         )
-    click.echo(f"total: ~{doc.tokens} of {doc.budget_tokens} tokens")
+    for note in doc.notes:
+        click.echo(f"note: {note}")
+    left = ", ".join(f"{section} {n}" for section, n in (doc.left_out or {}).items())
+    click.echo(
+        f"total: ~{doc.tokens} of {doc.budget_tokens} tokens"
+        + (f"; left out: {left}" if left else "")
+    )

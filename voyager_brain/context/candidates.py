@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,15 +33,56 @@ PROJECT_SHARES: dict[str, int] = {
 SEVERITY_ORDER = ("critical", "high", "medium", "low")
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
+#: How many of the newest decisions are must-know.
+NEWEST_DECISIONS = 3
+#: What the next session must know, and why: every such line is in the document before
+#: any other (see `build`). In this order of importance: when the must-know lines alone
+#: overflow the budget, the last kinds go first (the oldest decisions first of all).
+MUST_KNOW: dict[str, str] = {
+    "identity": "identity, paid first as the seed says",
+    "user": "about the user, paid first as the seed says",
+    "goal": "the current goal",
+    "blocker": "an open blocker",
+    "critical": "a known issue of severity critical",
+    "high": "a known issue of severity high",
+    "in_progress": "work in progress",
+    "next_step": "a next step",
+    "loop_status": "the session's newest loop status",
+    "summary": "the latest compaction summary",
+    "rule": "a rule of the user's (don't, never, always, must)",
+    "preference": "a preference in brain.json",
+    "due": "due now (a reminder, an urgent or overdue task)",
+    "decision": f"one of the {NEWEST_DECISIONS} newest decisions",
+}
+#: A behavior or a preference that says one of these words is a rule, must-know.
+RULE_WORDS = re.compile(r"\b(?:never|always|don['’]t|do not|must)\b", re.IGNORECASE)
+
 
 # Item is a NamedTuple: a session start makes hundreds of them, and creating a frozen
 # dataclass (class and instances) costs several times more.
 class Item(Record):
-    """One candidate line: its text, its section, and what it stands for."""
+    """One candidate line: its text, its section, and what it stands for; `must` is the
+    `MUST_KNOW` key of a must-know line, empty for the others."""
 
     section: str
     ref: str
     text: str
+    must: str = ""
+
+
+class Offer(Record):
+    """A section's candidates: `items(limit)` gives them in order, the must-know ones
+    among them, and at least `limit` of the others when there are so many (None: all);
+    `total` counts them all; `must` lists the must-know ones, each as `items` gives it."""
+
+    must: list[Item]
+    total: int
+    items: Callable[[int | None], Iterable[Item]]
+
+
+def offer(items: list[Item]) -> Offer:
+    """A section whose candidates are all made at once."""
+    return Offer([i for i in items if i.must], len(items), lambda _: items)
 
 
 def _one_line(text: str, limit: int = 240) -> str:
@@ -120,9 +163,18 @@ class Lines:
 def keyed(live: Memory, type_: str, line: Lines) -> list[Item]:
     entries = sorted(live.of_type(type_), key=lambda e: str(e.get("key")))
     return [
-        Item(type_, e["id"], line("keyed", key=e.get("key"), value=_one_line(e.get("value", ""))))
+        Item(
+            type_,
+            e["id"],
+            line("keyed", key=e.get("key"), value=_one_line(e.get("value", ""))),
+            type_,
+        )
         for e in entries
     ]
+
+
+def _rule(text: str) -> str:
+    return "rule" if RULE_WORDS.search(text) else ""
 
 
 def behavior(live: Memory, line: Lines) -> list[Item]:
@@ -132,29 +184,34 @@ def behavior(live: Memory, line: Lines) -> list[Item]:
         for e in live.of_type("behavior"):
             if e.get("category") == category:
                 text = _one_line(e.get("text", ""))
-                items.append(
-                    Item("behavior", e["id"], line("behavior", label=labels[category], text=text))
-                )
+                must = "rule" if category == "dont" else _rule(text)
+                rendered = line("behavior", label=labels[category], text=text)
+                items.append(Item("behavior", e["id"], rendered, must))
     return items
 
 
-def preferences(live: Memory, line: Lines) -> list[Item]:
+def preferences(live: Memory, state: Mapping[str, Any] | None, line: Lines) -> list[Item]:
+    """brain.json's preferences (the project's, each value a line, every item of a list
+    one), then the memory's preferences by category."""
+    items = []
+    for key, value in (state or {}).get("preferences", {}).items():
+        values = enumerate(value) if isinstance(value, list) else [(None, value)]
+        for n, v in values:
+            if v in ("", None, [], {}):
+                continue
+            text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
+            ref = f"brain.json:preferences.{key}" + (f"[{n}]" if n is not None else "")
+            rendered = line("preference", category=key, text=_one_line(text))
+            items.append(Item("preferences", ref, rendered, "preference"))
     entries = sorted(
         live.of_type("preference"),
         key=lambda e: (str(e.get("category", "")), str(e.get("text", ""))),
     )
-    return [
-        Item(
-            "preferences",
-            e["id"],
-            line(
-                "preference",
-                category=e.get("category", "General"),
-                text=_one_line(e.get("text", "")),
-            ),
-        )
-        for e in entries
-    ]
+    for e in entries:
+        text = _one_line(e.get("text", ""))
+        rendered = line("preference", category=e.get("category", "General"), text=text)
+        items.append(Item("preferences", e["id"], rendered, _rule(text)))
+    return items
 
 
 def project_parts(
@@ -168,32 +225,24 @@ def project_parts(
     active = state.get("activeState", {})
     parts: dict[str, list[Item]] = {name: [] for name in PROJECT_SHARES}
     ref = "brain.json"
+    # Everything in the active part is must-know.
     if active.get("currentGoal"):
-        parts["active"].append(
+        text = line("project", kind="goal", text=_one_line(active["currentGoal"]))
+        parts["active"].append(Item("project", f"{ref}:currentGoal", text, "goal"))
+    for field, kind, values in (
+        ("blockers", "blocker", active.get("blockers", [])),
+        ("inProgress", "in_progress", active.get("inProgress", [])),
+        ("nextSteps", "next_step", state.get("nextSteps", [])),
+    ):
+        parts["active"] += [
             Item(
                 "project",
-                f"{ref}:currentGoal",
-                line("project", kind="goal", text=_one_line(active["currentGoal"])),
+                f"{ref}:{field}[{n}]",
+                line("project", kind=kind, text=_one_line(v)),
+                kind,
             )
-        )
-    parts["active"] += [
-        Item("project", f"{ref}:blockers[{n}]", line("project", kind="blocker", text=_one_line(b)))
-        for n, b in enumerate(active.get("blockers", []))
-    ]
-    parts["active"] += [
-        Item(
-            "project",
-            f"{ref}:inProgress[{n}]",
-            line("project", kind="in_progress", text=_one_line(b)),
-        )
-        for n, b in enumerate(active.get("inProgress", []))
-    ]
-    parts["active"] += [
-        Item(
-            "project", f"{ref}:nextSteps[{n}]", line("project", kind="next_step", text=_one_line(s))
-        )
-        for n, s in enumerate(state.get("nextSteps", []))
-    ]
+            for n, v in enumerate(values)
+        ]
     # Newest first: by date, and among the same date the one recorded later.
     dated = sorted(
         enumerate(state.get("decisions", [])),
@@ -201,7 +250,7 @@ def project_parts(
         reverse=True,
     )
     decisions = [d for _, d in dated]
-    for d in decisions:
+    for n, d in enumerate(decisions):
         text = line(
             "project",
             kind="decision",
@@ -209,7 +258,8 @@ def project_parts(
             why=_one_line(d["why"]) if d.get("why") else "",
             when=d.get("when") or "",
         )
-        parts["decisions"].append(Item("project", f"{ref}:decisions[{d['what']}]", text))
+        must = "decision" if n < NEWEST_DECISIONS else ""
+        parts["decisions"].append(Item("project", f"{ref}:decisions[{d['what']}]", text, must))
     rank_of = {s: n for n, s in enumerate(SEVERITY_ORDER)}
     for issue in sorted(
         state.get("knownIssues", []),
@@ -222,7 +272,9 @@ def project_parts(
             issue=_one_line(issue["issue"]),
             workaround=_one_line(issue["workaround"]) if issue.get("workaround") else "",
         )
-        parts["issues"].append(Item("project", f"{ref}:knownIssues[{issue['issue']}]", text))
+        must = issue.get("severity") if issue.get("severity") in ("critical", "high") else ""
+        item = Item("project", f"{ref}:knownIssues[{issue['issue']}]", text, str(must))
+        parts["issues"].append(item)
     facts = state.get("facts", {})
     if facts.get("stack"):
         text = line("project", kind="stack", text=", ".join(facts["stack"]))
@@ -270,12 +322,14 @@ def project_context(live: Memory, cwd: Path, line: Lines) -> list[Item]:
     ]
 
 
-def session(
-    entries: Sequence[SessionEntry], limit: int | None, line: Lines
-) -> tuple[Iterable[Item], int]:
-    def item(e: SessionEntry, label: str) -> Item:
+def session(entries: Sequence[SessionEntry], line: Lines) -> Offer:
+    """The newest loop status and the latest compaction summary (must-know), then the
+    other entries newest first, a decision before the rest at the same second, the one
+    earlier in the file first."""
+
+    def item(e: SessionEntry, label: str, must: str = "") -> Item:
         text = line("session", label=label, timestamp=e.key[1], text=_one_line(e.content))
-        return Item("session", f"brain.md:{e.type}@{e.key[1]}", text)
+        return Item("session", f"brain.md:{e.type}@{e.key[1]}", text, must)
 
     statuses: list[SessionEntry] = []
     summaries: list[SessionEntry] = []
@@ -287,24 +341,27 @@ def session(
             recent.append(e)
         elif e.type == "reflection":
             summaries.append(e)
-    items: list[Item] = []
+    must: list[Item] = []
     if statuses:
-        items.append(item(statuses[-1], "Loop status"))
+        must.append(item(statuses[-1], "Loop status", "loop_status"))
     if summaries:
-        items.append(item(summaries[-1], "Summary"))
-    total = len(items) + len(recent)
-    # By time (to the second, as the key shows it), a decision before the rest, the one
-    # earlier in the file first. The keys are offered newest first: of a file in time
-    # order, each after the first `limit` is turned away by one comparison.
-    keys = [(e.timestamp or _OLDEST, e.type == "decision", -n) for n, e in enumerate(recent)]
-    keys.reverse()
-    if limit is not None and limit < len(keys):
-        keys = heapq.nlargest(limit, keys)
-    else:
-        keys.sort(reverse=True)
-    newest_first = [recent[-key[2]] for key in keys]
-    # Rendered as taken: most are never looked at.
-    return itertools.chain(items, (item(e, e.label) for e in newest_first)), total
+        must.append(item(summaries[-1], "Summary", "summary"))
+
+    def items(limit: int | None) -> Iterable[Item]:
+        # By time (to the second, as the key shows it), a decision before the rest, the
+        # one earlier in the file first. The keys are offered newest first: of a file in
+        # time order, each after the first `limit` is turned away by one comparison.
+        keys = [(e.timestamp or _OLDEST, e.type == "decision", -n) for n, e in enumerate(recent)]
+        keys.reverse()
+        if limit is not None and limit < len(keys):
+            keys = heapq.nlargest(limit, keys)
+        else:
+            keys.sort(reverse=True)
+        newest_first = [recent[-key[2]] for key in keys]
+        # Rendered as taken: most are never looked at.
+        return itertools.chain(must, (item(e, e.label) for e in newest_first))
+
+    return Offer(must, len(must) + len(recent), items)
 
 
 def due(live: Memory, now: datetime, expiries: list[datetime], line: Lines) -> list[Item]:
@@ -313,7 +370,7 @@ def due(live: Memory, now: datetime, expiries: list[datetime], line: Lines) -> l
         when = schedule.due_at(r)
         if when is not None and when <= now:
             text = line("due", kind="reminder", text=_one_line(r.get("text", "")), why="")
-            items.append(Item("due", r["id"], text))
+            items.append(Item("due", r["id"], text, "due"))
         elif when is not None:
             expiries.append(when)
     for t in live.of_type("task"):
@@ -322,27 +379,22 @@ def due(live: Memory, now: datetime, expiries: list[datetime], line: Lines) -> l
         ):
             why = "urgent" if t.get("priority") == "urgent" else f"overdue since {t.get('due')}"
             text = line("due", kind="task", text=_one_line(t["description"]), why=why)
-            items.append(Item("due", t["id"], text))
+            items.append(Item("due", t["id"], text, "due"))
     return items
 
 
 def learnings(
-    live: Memory,
-    now: datetime,
-    cwd: Path,
-    limit: int | None,
-    expiries: list[datetime],
-    line: Lines,
-) -> tuple[Iterable[Item], int]:
-    ranked, next_change = live.top_learnings(now, str(cwd), limit)
-    if next_change is not None:
-        expiries.append(next_change)
-    items = (
-        Item("learnings", e["id"], line("learning", text=_one_line(e.get("text", ""))))
-        for e in ranked
-    )
-    return items, live.count("learning")
+    live: Memory, now: datetime, cwd: Path, expiries: list[datetime], line: Lines
+) -> Offer:
+    """The learnings by score (none is must-know)."""
 
+    def items(limit: int | None) -> Iterable[Item]:
+        ranked, next_change = live.top_learnings(now, str(cwd), limit)
+        if next_change is not None:
+            expiries.append(next_change)
+        return (
+            Item("learnings", e["id"], line("learning", text=_one_line(e.get("text", ""))))
+            for e in ranked
+        )
 
-def every(items: list[Item]) -> tuple[list[Item], int]:
-    return items, len(items)
+    return Offer([], live.count("learning"), items)
