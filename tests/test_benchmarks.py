@@ -51,12 +51,14 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert len(startup) == 3
 
     memory = _table_rows(text, "Memory log")
-    assert len(memory) == 12
+    assert len(memory) == 14
 
     def count(rows: list[str], words: str) -> int:
         return sum(words in row for row in rows)
 
     assert count(memory, "log.read() + log.fold()") == 2
+    assert count(memory, "scaling of log.fold() alone") == 1
+    assert count(memory, "scaling of a bare `{}.update") == 1
     assert any("log.fold()" in row and "200 log lines" in row for row in memory)
     assert count(memory, "`voyager-brain context` process, no caches") == 2
     assert count(memory, "`voyager-brain context` process, fold cache warm") == 2
