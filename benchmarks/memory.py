@@ -209,7 +209,7 @@ def bench_memory(results: Results, plan: Plan, parent: Path, pycache: Path) -> N
             plan.fold_runs(size),
             [
                 (lambda entries=entries: memory_log.fold(entries), None),
-                (lambda ids=ids, entries=entries: {}.update(zip(ids, entries)), None),
+                (lambda ids=ids, entries=entries: {}.update(zip(ids, entries, strict=True)), None),
             ],
         )
         alone[size] = (fold_ms, bare_ms)

@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     # shared plumbing
     {"errors", "paths", "value", "worktree", "timestamps"},
     {"regexcache"},
-    {"storage", "redact", "repo", "render", "config"},
+    {"storage", "redact", "repo", "render", "config", "conflicts"},
     {"providers"},
     # the systems
     {"state", "memory"},

@@ -85,6 +85,7 @@ _CONTEXT_VALUES = {
         }
     ),
     "context/title.md.j2": st.fixed_dictionaries({"name": _text}),
+    "context/warning.md.j2": st.fixed_dictionaries({"text": _text}),
     "context/keyed.md.j2": st.fixed_dictionaries({"key": _text, "value": _text}),
     "context/behavior.md.j2": st.fixed_dictionaries({"label": _text, "text": _text}),
     "context/preference.md.j2": st.fixed_dictionaries({"category": _text, "text": _text}),

@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from . import conflicts
 from .errors import BrainError
 
 #: The brain files, relative to the repository's top: what `check` looks at by default,
 #: and the only files it checks among those it is given.
 BRAIN_FILES = (".voyager/brain.md", ".voyager/brain.json", ".voyager/memory.jsonl")
-
-# A conflict starts with "<<<<<<< " and ends with ">>>>>>> " (git's markers are 7
-# characters and a space, or the end of the line); "=======" alone is a setext heading's
-# underline as often as a marker, so it is not looked for on its own.
-_CONFLICT = re.compile(rb"^(<{7}|>{7})(?: |$)", re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -67,8 +62,8 @@ def check_file(top: Path, name: str) -> list[Problem]:
     except OSError as exc:
         return [Problem(name, None, f"cannot read: {exc.strerror or exc}")]
     problems = [
-        Problem(name, data.count(b"\n", 0, m.start()) + 1, "git conflict marker")
-        for m in _CONFLICT.finditer(data)
+        Problem(name, region.start, f"unresolved git conflict (lines {region.start}-{region.end})")
+        for region in conflicts.find(data)
     ]
     if not problems:  # a conflicted file does not parse: one kind of problem is enough
         problems += _parse_problems(name, path, data)

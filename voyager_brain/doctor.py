@@ -13,10 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import storage
+from . import conflicts, storage
 from .config import load_config
+from .conflicts import ConflictError
 from .errors import BrainError, ConfigError, CorruptFileError
 from .git import setup as gitsetup
+from .memory.store import MemoryStore
 from .render import Templates
 from .session import brainfile
 from .session.manager import BrainManager, Clock, ensure_layout, utc_now
@@ -46,6 +48,7 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
         _check_config,
         _check_brain,
         _check_state,
+        _check_logs,
         _check_templates,
         _check_tmp,
         _check_git,
@@ -87,7 +90,10 @@ def _check_config(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
 def _unreadable(
     top: Path, path: Path, exc: CorruptFileError, repair: bool, clock: Clock
 ) -> Finding:
-    """A brain file we cannot read: explain, or (repair) move it aside and start afresh."""
+    """A brain file we cannot read: explain, or (repair) move it aside and start afresh;
+    a conflicted one is merged instead (`_conflicted`)."""
+    if isinstance(exc, ConflictError):
+        return _conflicted(path, exc, repair)
     if not repair:
         hint = f"`voyager-brain doctor --repair` moves it aside and starts a fresh {path.name}"
         return Finding("error", str(exc), hint)
@@ -98,6 +104,37 @@ def _unreadable(
     return Finding(
         "error", f"{exc}; moved to {moved.name} and started a fresh {path.name}", repaired=True
     )
+
+
+def _conflicted(path: Path, exc: ConflictError, repair: bool) -> Finding:
+    """A brain file an unresolved merge left with git conflict markers: explain, or
+    (repair) merge the two sides with the merge driver's rules, both kept (the regions'
+    base when git wrote one, diff3 style)."""
+    hint = "`voyager-brain doctor --repair` merges both sides with the merge driver's rules"
+    if not repair:
+        return Finding("error", str(exc), hint)
+    from .git.merge import merge_file
+
+    with storage.locked(path):
+        data = storage.read_bytes(path) or b""
+        ours, theirs, base = conflicts.sides(data)
+        try:
+            merged = merge_file(str(path), base, ours, theirs)
+        except BrainError as why:
+            return Finding("error", f"{exc.summary}; cannot merge it: {why}", "resolve it by hand")
+        storage.atomic_write(path, merged)
+    return Finding("error", f"{exc.summary}: merged, both sides kept", repaired=True)
+
+
+def _check_logs(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    """Git conflict markers in either memory log (their other problems are `memory
+    health`'s)."""
+    store = MemoryStore(top, clock=clock)
+    for path in (store.project, store.personal):
+        data = storage.read_bytes(path) if path is not None else None
+        regions = conflicts.find(data or b"")
+        if path is not None and regions:
+            yield _conflicted(path, ConflictError(path, regions[0]), repair)
 
 
 def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:

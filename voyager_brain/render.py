@@ -142,6 +142,10 @@ PYTHON_RENDERINGS: dict[str, tuple[str, Callable[..., str]]] = {
         _recall_line,
     ),
     "context/title.md.j2": ("## {{ name }}\n", lambda *, name, **_: f"## {name}\n"),
+    "context/warning.md.j2": (
+        "> Warning: {{ text }}\n",
+        lambda *, text, **_: f"> Warning: {text}\n",
+    ),
     "context/keyed.md.j2": (
         "- {{ key }}: {{ value }}\n",
         lambda *, key, value, **_: f"- {key}: {value}\n",

@@ -37,8 +37,7 @@ def test_conflict_markers_fail_with_file_and_line(repo: Path) -> None:
     assert done.returncode == 1
     first = len(lines) + 1
     assert done.stdout == (
-        f".voyager/brain.md:{first}: git conflict marker\n"
-        f".voyager/brain.md:{first + 4}: git conflict marker\n"
+        f".voyager/brain.md:{first}: unresolved git conflict (lines {first}-{first + 4})\n"
     )
 
 
@@ -117,7 +116,7 @@ def test_a_git_commit_of_a_conflicted_or_leaking_brain_is_stopped(repo: Path) ->
     clean = path.read_text()
     path.write_text(clean + "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> topic\n")
     stopped = commit()
-    assert stopped.returncode != 0 and "git conflict marker" in stopped.stdout + stopped.stderr
+    assert stopped.returncode != 0 and "unresolved git conflict" in stopped.stdout + stopped.stderr
     path.write_text(clean + f"\nkey {TOKEN}\n")
     stopped = commit()
     assert stopped.returncode != 0 and "unredacted secret" in stopped.stdout + stopped.stderr

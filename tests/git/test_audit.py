@@ -225,7 +225,9 @@ def test_diff_of_an_unreadable_version_names_it(project: Path) -> None:
     commit_all(project, "a broken merge")
     done = run_cli("diff", "HEAD~1..HEAD", cwd=project)
     assert done.returncode == 2
-    assert done.stderr.startswith("voyager-brain: HEAD:.voyager/brain.json:2: not valid JSON")
+    assert done.stderr.startswith(
+        "voyager-brain: HEAD:.voyager/brain.json:2: unresolved git conflict (lines 2-2)"
+    )
     assert len(done.stderr.splitlines()) == 1
 
 

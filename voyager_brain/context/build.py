@@ -305,6 +305,7 @@ def build_context(
     chars_per_token: int = 4,
     explain: bool = True,
     templates: Templates | None = None,
+    warnings: Sequence[str] = (),
 ) -> ContextDocument:
     """The session-start document, never longer than `budget_tokens`.
 
@@ -314,7 +315,8 @@ def build_context(
     it, only those that were looked at (the long sections stop where their share ends),
     which is much faster with a large log. The text is the same either way. Every line
     comes from a ``context/*.md.j2`` template of `templates` (default: the built-in
-    ones)."""
+    ones). `warnings` (a brain file left out, and why) come first, one line each, when
+    the budget holds them."""
     cpt = chars_per_token
     budget = budget_tokens * cpt
     line = Lines(templates or Templates())
@@ -328,6 +330,12 @@ def build_context(
     if remaining < 0:
         text = header[: max(budget - 1, 0)] + "\n" if budget > 1 else ""
         return ContextDocument(text, budget_tokens, _cost(len(text), cpt), ())
+
+    if warnings:
+        notice = "\n".join(line("warning", text=w) for w in warnings)
+        if len(notice) + 2 <= remaining:
+            blocks.append(notice)
+            remaining -= len(notice) + 2
 
     live = Grouped(memory) if isinstance(memory, Folded) else memory
     checked: list[tuple[str, bool]] = []

@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from .. import storage
+from .. import conflicts, storage
 from ..value import Record
 from . import log
 
@@ -189,6 +189,9 @@ def read_folded_at(
     data = None
     if record and size >= record["offset"]:
         data = grown_by(path, Position(record["offset"], record["tail"]))
+        # Git may rewrite a merged file in place and keep what the cache has read.
+        if data and conflicts.OPEN in data:
+            conflicts.check(path.read_bytes(), path)
     if data is not None:
         assert record is not None
         start = record["offset"]
@@ -200,6 +203,7 @@ def read_folded_at(
             data = path.read_bytes()
         except FileNotFoundError:
             return log.Folded(), log.Health(), Position(0, b"")
+        conflicts.check(data, path)
     # Only whole lines are folded; a torn last line is read again next time.
     end = data.rfind(b"\n") + 1
     health = log.fold_data(data, end, state, top=where)

@@ -23,7 +23,7 @@ from itertools import compress, repeat
 from operator import eq, itemgetter, setitem
 from pathlib import Path
 
-from .. import storage
+from .. import conflicts, storage
 from ..errors import EntryError
 from ..value import Record
 
@@ -359,8 +359,11 @@ def _resolve_paths(entries: list[dict[str, Any]], kinds: list[Any], top: str) ->
 
 
 def read(path: Path) -> tuple[list[dict[str, Any]], Health]:
-    """`parse` of the file at `path`; a missing file is an empty, healthy log."""
+    """`parse` of the file at `path`; a missing file is an empty, healthy log. Raises
+    `ConflictError` when it holds git conflict markers."""
     data = storage.read_bytes(path)
+    if data:
+        conflicts.check(data, path)
     return parse(data) if data else ([], Health())
 
 
@@ -529,6 +532,7 @@ def gc(path: Path, lock_timeout: float = 10.0) -> tuple[int, int]:
     """
     with storage.locked(path, lock_timeout):
         data = storage.read_bytes(path) or b""
+        conflicts.check(data, path)  # its marker lines would go as bad lines: both sides kept
         entries, _ = parse(data)
         blob = b"".join(encode(e) for e in compacted_lines(fold(entries)))
         if blob != data:

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import repo, storage
+from .. import conflicts, repo, storage
+from ..conflicts import ConflictError
 from ..errors import EntryError
 from ..paths import decay_stamp_path, personal_log_path
 from ..value import Record
@@ -116,6 +117,25 @@ class MemoryStore:
                 state.dead.pop(entry_id, None)
                 origin[entry_id] = PROJECT
         return Snapshot(state, origin, health)
+
+    def folded_leaving_out_conflicts(self) -> tuple[log.Folded, list[ConflictError]]:
+        """Both logs folded as `snapshot` folds them, each git conflict region left out,
+        and the conflict of each log that had one; nothing is cached. What the
+        session-start context reads while a merge is unresolved."""
+        state = log.Folded()
+        found = []
+        for path, top in ((self.personal, None), (self.project, self.top)):
+            data = storage.read_bytes(path) if path is not None else None
+            if not data:
+                continue
+            regions = conflicts.find(data)
+            if regions:
+                assert path is not None
+                found.append(ConflictError(path, regions[0]))
+                data = conflicts.without(data)
+            entries, _ = log.parse(data)
+            log.fold(entries, state, top=str(top) if top is not None else None)
+        return state, found
 
     def view(self) -> MemoryView:
         """Both logs as the context reads them (live entries by type, learnings ranked),

@@ -44,6 +44,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 
+from .. import conflicts
 from ..errors import CorruptFileError, TemplateError
 from ..render import Templates
 from ..timestamps import format_timestamp, parse_timestamp
@@ -126,6 +127,12 @@ def decode_text(data: bytes, path: Path) -> str:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n") if "\r" in text else text
+
+
+def _no_conflicts(text: str, path: Path) -> None:
+    """Git conflict markers are never read as content (see `conflicts`)."""
+    if conflicts.OPEN_TEXT in text:
+        conflicts.check(text.encode(), path)
 
 
 def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:
@@ -371,6 +378,7 @@ def sections(data: bytes | str, path: Path) -> tuple[str | None, list[Section]]:
     """brain.md's project title and its sections, undecoded (see `Section`); raises
     what `parse` raises for a file it cannot read."""
     text = decode_text(data, path) if isinstance(data, bytes) else data
+    _no_conflicts(text, path)
     _, body, offset = _split_front_matter(text, path)
     project, start = _title(body)
     headings, _, _ = _scan(body, start, offset)
@@ -399,6 +407,7 @@ def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> Bra
     versions of one file (a merge) decodes each section once.
     """
     text = decode_text(data, path) if isinstance(data, bytes) else data
+    _no_conflicts(text, path)
     meta, body, offset = _split_front_matter(text, path)
     ends_with_newline = body.endswith("\n") or body == ""
     project, start = _title(body)

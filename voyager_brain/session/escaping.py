@@ -1,8 +1,8 @@
 """An entry's text inside a brain.md section, and back: the encodings that make
 ``brainfile.parse(brainfile.render(x)) == x`` hold for any text (see `brainfile`).
 
-* a line shaped like a section heading, or that could start an HTML block, gets one more
-  leading backslash (and loses one on read);
+* a line shaped like a section heading, that could start an HTML block, or shaped like
+  a git conflict marker gets one more leading backslash (and loses one on read);
 * the entry's source is the first body line, ``<!-- source: NAME -->``;
 * a code fence left open is closed, followed by a marker line that says how many lines
   were added, so the next heading is not swallowed (markdown-it settles fences inside
@@ -31,7 +31,12 @@ SOURCE_LINE = re.compile(r"^<!-- source: (.*) -->$")
 # Lines escaped with a backslash (tested after any leading backslashes are stripped):
 # anything shaped like a section heading, and anything that could start an HTML block
 # (which would hide a later heading from a markdown viewer, or a fence from our scan).
-_SPECIAL_PATTERN = rf"(?i)^[ \t]*(?:#{{1,6}}[ \t]*(?:{_LABELS})\b|<[A-Za-z/!?])"
+# And a line shaped like a git conflict marker, which would make the file look conflicted
+# (see `conflicts`).
+_SPECIAL_PATTERN = (
+    rf"(?i)^[ \t]*(?:#{{1,6}}[ \t]*(?:{_LABELS})\b|<[A-Za-z/!?])"
+    r"|^(?:<{7}|\|{7}|={7}|>{7})(?: |\r?$)"
+)
 _FENCE_STARTS = ("```", "~~~")  # what a line opening a fence starts with, after spaces
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")

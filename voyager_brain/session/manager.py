@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import repo, storage
+from .. import conflicts, repo, storage
 from ..config import Config, default_config_toml, load_config
 from ..render import Templates
 from ..state import brainjson as project_state
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..context.build import ContextDocument
+    from ..memory.log import Folded
+    from ..memory.view import MemoryView
     from .recall import RecallHit
 
 Clock = Callable[[], datetime]
@@ -283,17 +285,38 @@ class BrainManager:
         in_project = self.voyager_dir.is_dir()
         entries: Sequence[BrainEntry | brainfile.Section] = ()
         state, project = None, None
+        # A brain file an unresolved merge left conflicted is read without its conflicted
+        # regions (a brain.json without itself), and the document says so.
+        warnings: list[str] = []
         if in_project and self._loaded:
             entries, state, project = self._entries, self._current_state(), self.project
         elif in_project:
             # Not loaded (a session start): the context shows a few sections of brain.md,
             # so they are found by the heading scan and only those decoded.
-            title, entries = brainfile.sections(storage.read_bytes(self.path) or b"", self.path)
-            state = self._read_state()
+            data = storage.read_bytes(self.path) or b""
+            regions = conflicts.find(data)
+            if regions:
+                warnings.append(self._conflict_warning(self.path, regions, "left out"))
+                data = conflicts.without(data)
+            title, entries = brainfile.sections(data, self.path)
+            try:
+                state = self._read_state()
+            except conflicts.ConflictError as exc:
+                warnings.append(
+                    self._conflict_warning(
+                        self.state_path, [exc.region], "the project state left out"
+                    )
+                )
             project = self._project_name(title, state)
             state = state or project_state.empty_state(project, self.clock())
+        memory: MemoryView | Folded
+        try:
+            memory = store.view()
+        except conflicts.ConflictError:
+            memory, found = store.folded_leaving_out_conflicts()
+            warnings += [self._conflict_warning(e.path, [e.region], "left out") for e in found]
         return build_context(
-            memory=store.view(),
+            memory=memory,
             state=state,
             entries=entries,
             cwd=self.root,
@@ -304,6 +327,15 @@ class BrainManager:
             chars_per_token=self.config.chars_per_token,
             explain=explain,
             templates=self.templates,
+            warnings=warnings,
+        )
+
+    def _conflict_warning(self, path: Path, regions: Sequence[Any], what: str) -> str:
+        where = path.relative_to(self.top) if path.is_relative_to(self.top) else path
+        lines = ", ".join(f"{r.start}-{r.end}" for r in regions)
+        return (
+            f"{where} (lines {lines}) holds an unresolved git conflict, {what}; "
+            "`voyager-brain doctor --repair` merges both sides"
         )
 
     def recall(self, query: str, limit: int = 10) -> list[RecallHit]:

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 
+from .. import conflicts
 from ..errors import CorruptFileError, StateError
 from ..timestamps import format_timestamp
 from ..value import Record, Value
@@ -285,6 +286,7 @@ def loads(data: bytes, path: Path) -> dict[str, Any]:
     the field starts, when it can be found, and the field); the file is never rewritten
     in that state."""
     data = data.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors add
+    conflicts.check(data, path)  # a merge's markers are never read as content
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
