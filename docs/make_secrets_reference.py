@@ -34,7 +34,7 @@ Values assigned to names ending in `password`, `passwd`, `passphrase`, `pwd`, `t
 `secret`, `secret_key` or `api_key` are redacted whatever they look like (the name says
 what they are). Values of names ending in `_key`, `Key`, `_auth` or `credentials`
 (`SIGNING_KEY`, `accountKey`) are redacted only when they look random: 16 characters or
-more, letters and digits, not words joined by `-`, `_` or `.`, not a UUID, and a Shannon
+more, letters and digits, not words and numbers joined by `-_.:/@`, not a UUID, and a Shannon
 entropy of at least {bits} bits per character.
 
 {count} kinds from {providers} providers, tried in this order (the first to claim a span

@@ -219,3 +219,24 @@ def test_the_list_of_kinds_in_the_docs_is_current() -> None:
     assert (docs / "secrets.md").read_text() == module.reference(), (
         "run: python docs/make_secrets_reference.py"
     )
+
+
+NAME_PIECES = ["password", "DB_PASSWORD", "token", "api_key", "signingKey", "_auth", "key",
+               "credentials", "=", " = ", ": ", '"', "'", "`", "[", "]", "_", ".", "-", "\n",
+               " ", "x1y2z3w4v5u6t7s8", "İ", "$X", "None", "aws_", "Bearer ", "://", "@",
+               "Authorization: "]  # fmt: skip
+near_misses = st.lists(
+    st.sampled_from([*NAME_PIECES, *EXAMPLES]) | st.text(max_size=3), max_size=12
+).map("".join)
+
+
+@given(near_misses)
+def test_trying_likely_starts_only_finds_what_a_full_search_finds(text: str) -> None:
+    # Patterns are tried only where a match can start (a name, near an anchor): the
+    # same first match as the regex searching every position.
+    starts = redact_module._Starts(text, redact_module._present(text))
+    for pattern in SECRET_PATTERNS:
+        for pos in range(0, len(text) + 1, 7):
+            full = pattern.regex.search(text, pos)
+            ours = redact_module._first_match(pattern, text, pos, starts)
+            assert (full and full.span()) == (ours and ours.span()), pattern

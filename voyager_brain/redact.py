@@ -18,7 +18,7 @@ no pattern matches a ``[REDACTED:…]`` marker or a key/value pair whose value i
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class SecretPattern:
     (Plain slotted classes here, not Records: making a namedtuple class costs a hook a
     few tenths of a millisecond, and redaction is on the tool-call path.)"""
 
-    __slots__ = ("anchors", "check", "group", "name", "regex", "words")
+    __slots__ = ("anchors", "at_name", "check", "group", "name", "reach", "regex", "words")
 
     def __init__(
         self,
@@ -53,9 +53,12 @@ class SecretPattern:
         anchors: tuple[str, ...] = (),
         words: tuple[str, ...] = (),
         check: Callable[[str], bool] | None = None,
+        at_name: bool = False,
+        reach: int | None = None,
     ) -> None:
         self.name, self.regex, self.group = name, regex, group
         self.anchors, self.words, self.check = anchors, words, check
+        self.at_name, self.reach = at_name, reach
 
     def __repr__(self) -> str:
         return f"SecretPattern({self.name!r}, {self.regex.pattern!r}, {self.group})"
@@ -93,6 +96,8 @@ def _build_table() -> tuple[SecretPattern, ...]:
                 anchors=kind.anchors,
                 words=kind.words,
                 check=kind.check,
+                at_name=kind.at_name,
+                reach=kind.reach,
             )
         )
     regexcache.save_cache(_CACHE_GROUP)
@@ -128,7 +133,7 @@ class _Hint:
     bot token). Plain substring searches: a regex alternation of the same strings took
     400 µs on 2 KB of text, these take 60."""
 
-    __slots__ = ("anchors", "shapes", "words")
+    __slots__ = ("anchors", "in_markers", "shapes", "words")
 
     def __init__(self) -> None:
         from .secretkinds import ALL_KINDS
@@ -137,29 +142,49 @@ class _Hint:
         self.words = tuple(dict.fromkeys(w for k in ALL_KINDS for w in k.words))
         shapes = [k.pattern for k in ALL_KINDS if not k.anchors and not k.words]
         self.shapes = _compile("|".join(f"(?:{s})" for s in shapes), 0) if shapes else None
+        # What a marker put into the text may hold: a text's anchors and words once
+        # some of it is redacted are the original's and these.
+        markers = "".join(f"[REDACTED:{k.name}]" for k in ALL_KINDS)
+        self.in_markers = frozenset(
+            [a for a in self.anchors if a in markers]
+            + [w for w in self.words if w in markers.lower()]
+        )
 
 
 _HINT: _Hint | None = None
 
 
-def might_hold_secret(text: str) -> bool:
-    """False when `redact(text)` is certainly `text`: cheap, and no table compiled."""
+def _hint() -> _Hint:
     global _HINT
     if _HINT is None:
         _HINT = _Hint()
-    if any(anchor in text for anchor in _HINT.anchors):
+    return _HINT
+
+
+def might_hold_secret(text: str) -> bool:
+    """False when `redact(text)` is certainly `text`: cheap, and no table compiled."""
+    hint = _hint()
+    if any(anchor in text for anchor in hint.anchors):
         return True
     lower = text.lower()
-    if any(word in lower for word in _HINT.words):
+    if any(word in lower for word in hint.words):
         return True
-    return _HINT.shapes is not None and _HINT.shapes.search(text) is not None
+    return hint.shapes is not None and hint.shapes.search(text) is not None
 
 
-def _may_match(pattern: SecretPattern, text: str, lower: str) -> bool:
-    """Whether `pattern` could match `text` (`lower` is its lower case)."""
+def _present(text: str) -> frozenset[str]:
+    """The anchors and words `text` holds: each searched once per text rather than once
+    per row (on a megabyte, a search is a millisecond)."""
+    hint = _hint()
+    lower = text.lower()
+    return frozenset([a for a in hint.anchors if a in text] + [w for w in hint.words if w in lower])
+
+
+def _may_match(pattern: SecretPattern, present: frozenset[str]) -> bool:
+    """Whether `pattern` could match a text holding the anchors and words `present`."""
     if not pattern.anchors and not pattern.words:
         return True
-    return any(a in text for a in pattern.anchors) or any(w in lower for w in pattern.words)
+    return any(a in present for a in pattern.anchors) or any(w in present for w in pattern.words)
 
 
 class _Marker:
@@ -183,26 +208,126 @@ def _scan(text: str) -> tuple[str, list[_Marker]]:
     """
     current = text
     markers: list[_Marker] = []
-    if not might_hold_secret(text):
-        return text, markers
-    lower = current.lower()
+    present = _present(text)
+    if not present:
+        hint = _hint()
+        if hint.shapes is None or hint.shapes.search(text) is None:
+            return text, markers
+    starts = _Starts(current, present)
     for pattern in _table():
-        if not _may_match(pattern, current, lower):
+        if not _may_match(pattern, present):
             continue
-        found = _search(pattern, current, markers)
+        found = _search(pattern, current, markers, starts)
         if found:
             current, markers = _replace(current, markers, found)
-            lower = current.lower()
+            present |= _hint().in_markers
+            starts = _Starts(current, present)
     return current, markers
 
 
-def _search(pattern: SecretPattern, current: str, markers: list[_Marker]) -> list[_Marker]:
+# Characters of a name (a key, a variable), as the assignment patterns define it.
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_QUOTES = frozenset("\"'`")
+
+
+class _Starts:
+    """Where in `text` a pattern's match can start: where a name holding one of its
+    words starts (and the quote before it) for the assignment patterns; up to `reach`
+    characters before one of its anchors or words for the others. Trying the regex
+    there alone, rather than at every character, keeps a megabyte of tool output in
+    tens of milliseconds rather than seconds (a regex that starts with a look-behind is
+    tried at every character, about 100 ns each)."""
+
+    __slots__ = ("_found", "_lower", "present", "text")
+
+    def __init__(self, text: str, present: frozenset[str]) -> None:
+        self.text, self.present = text, present
+        self._lower: str | None = None
+        self._found: dict[tuple[object, ...], list[int] | None] = {}
+
+    @property
+    def lower(self) -> str | None:
+        """The text in lower case; None when positions in it are not the text's (a few
+        characters change length in lower case), so words cannot place a match."""
+        if self._lower is None:
+            self._lower = self.text.lower()
+        return self._lower if len(self._lower) == len(self.text) else None
+
+    def of(self, pattern: SecretPattern) -> list[int] | None:
+        """Sorted candidate starts; None when the pattern must search everywhere."""
+        if pattern.at_name:
+            key: tuple[object, ...] = ("name", pattern.words)
+        elif pattern.reach is None or not (pattern.anchors or pattern.words):
+            return None
+        else:
+            key = (pattern.anchors, pattern.words, pattern.reach)
+        if key not in self._found:
+            lower = self.lower if pattern.words else ""
+            if lower is None:
+                self._found[key] = None
+            elif pattern.at_name:
+                self._found[key] = self._names(lower, pattern.words)
+            else:
+                self._found[key] = self._near(lower, pattern)
+        return self._found[key]
+
+    def _near(self, lower: str, pattern: SecretPattern) -> list[int]:
+        reach = pattern.reach or 0
+        starts: set[int] = set()
+        for within, strings in ((self.text, pattern.anchors), (lower, pattern.words)):
+            for string in strings:
+                at = within.find(string) if string in self.present else -1
+                while at >= 0:
+                    starts.update(range(max(0, at - reach), at + 1))
+                    at = within.find(string, at + 1)
+        return sorted(starts)
+
+    def _names(self, lower: str, words: tuple[str, ...]) -> list[int]:
+        text, chars, quotes = self.text, _NAME_CHARS, _QUOTES
+        starts: set[int] = set()
+        for word in words:
+            # Occurrences come in order: the walk back to the start of a name stops at
+            # the previous occurrence, so a long name is walked once, not once per
+            # occurrence in it.
+            last_at = last_start = -1
+            at = lower.find(word) if word in self.present else -1
+            while at >= 0:
+                start = at
+                while start > 0 and start != last_at and text[start - 1] in chars:
+                    start -= 1
+                if start == last_at and start > 0:
+                    start = last_start
+                starts.add(start)
+                if start > 0 and text[start - 1] in quotes:
+                    starts.add(start - 1)
+                last_at, last_start = at, start
+                at = lower.find(word, at + 1)
+        return sorted(starts)
+
+
+def _first_match(
+    pattern: SecretPattern, text: str, pos: int, starts: _Starts
+) -> re.Match[str] | None:
+    """`pattern.regex.search(text, pos)`, tried only where a match can start."""
+    candidates = starts.of(pattern)
+    if candidates is None:
+        return pattern.regex.search(text, pos)
+    match = pattern.regex.match
+    for start in candidates[bisect_left(candidates, pos) :]:
+        if (m := match(text, start)) is not None:
+            return m
+    return None
+
+
+def _search(
+    pattern: SecretPattern, current: str, markers: list[_Marker], where: _Starts
+) -> list[_Marker]:
     """Markers for the matches of `pattern` in `current` that leave `markers` alone."""
     starts = [mk.start for mk in markers]
     ends = [mk.end for mk in markers]
     found: list[_Marker] = []
     pos = 0
-    while (m := pattern.regex.search(current, pos)) is not None:
+    while (m := _first_match(pattern, current, pos, where)) is not None:
         start, end = m.span(pattern.group)
         i = bisect_right(starts, start)
         clear = (i == 0 or ends[i - 1] <= start) and (i == len(starts) or starts[i] >= end)

@@ -15,10 +15,17 @@ class Kind:
     """One kind of secret. ``pattern`` is a verbose regex; the secret is its group named
     ``value`` if there is one, else the whole match. ``anchors`` (case-sensitive) or
     ``words`` (lower case, matched against the lower-cased text): a match always holds
-    one of them; a row with neither is found by its own regex."""
+    one of them; a row with neither is found by its own regex. ``at_name``: a match
+    starts where a name holding one of the words starts (or at the quote before it),
+    so the redactor tries the regex there only, not at every character. ``reach``:
+    how many characters before its anchor (or word) a match may start, 0 when every
+    match starts with one; the redactor tries the regex only there. None: anywhere.
+
+    ``check``, when given, decides on the secret found (`looks_random`)."""
 
     __slots__ = (
         "anchors",
+        "at_name",
         "category",
         "check",
         "example",
@@ -26,6 +33,7 @@ class Kind:
         "name",
         "pattern",
         "provider",
+        "reach",
         "words",
     )
 
@@ -41,10 +49,12 @@ class Kind:
         words: tuple[str, ...] = (),
         flags: int = 0,
         check: Check | None = None,
+        at_name: bool = False,
+        reach: int | None = 0,
     ) -> None:
         self.name, self.provider, self.category = name, provider, category
         self.pattern, self.example, self.flags, self.check = pattern, example, flags, check
-        self.anchors, self.words = anchors, words
+        self.anchors, self.words, self.at_name, self.reach = anchors, words, at_name, reach
 
     def __repr__(self) -> str:
         return f"Kind({self.name!r}, {self.provider!r})"
