@@ -240,3 +240,36 @@ def test_trying_likely_starts_only_finds_what_a_full_search_finds(text: str) -> 
             full = pattern.regex.search(text, pos)
             ours = redact_module._first_match(pattern, text, pos, starts)
             assert (full and full.span()) == (ours and ours.span()), pattern
+
+
+def _b64(data: bytes, pad: bool = False) -> str:
+    import base64
+
+    text = base64.urlsafe_b64encode(data).decode()
+    return text if pad else text.rstrip("=")
+
+
+HEADER = _b64(b'{"alg":"HS256","typ":"JWT"}')
+PAYLOAD = _b64(b'{"sub":"EXAMPLE","iat":1716239022}')
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        # JWE (direct encryption): five parts, the encrypted key empty.
+        _b64(b'{"alg":"dir","enc":"A256GCM"}') + ".." + "EXAMPLEiv0123456" + "."
+        + "EXAMPLEciphertext0123456789" + "." + "EXAMPLEtag012345",
+        # JWE (RSA-OAEP): the second part is an encrypted key, not JSON.
+        _b64(b'{"alg":"RSA-OAEP","enc":"A256GCM"}') + ".EXAMPLEkey0123456789.EXAMPLEiv0123"
+        + ".EXAMPLEciphertext0123.EXAMPLEtag0123",
+        # Padding left on by some libraries.
+        _b64(b'{"alg":"HS256","kid":"7"}', pad=True) + "." + _b64(b'{"sub":"EXA"}', pad=True)
+        + "." + "EXAMPLEsig0123456789",
+        # Unsigned (`alg: none`): no signature.
+        _b64(b'{"alg":"none"}') + "." + PAYLOAD + ".",
+    ],
+    ids=["jwe-direct", "jwe-rsa", "padded", "unsigned"],
+)  # fmt: skip
+def test_every_form_of_jwt_goes_whole(token: str) -> None:
+    for text in (f"Set-Cookie: session={token}; HttpOnly", f"Got {token} back from the IdP"):
+        assert redact(text) == text.replace(token, "[REDACTED:jwt]")

@@ -299,13 +299,16 @@ FIRST_KINDS = (
         anchors=("-----BEGIN",),
         flags=re.DOTALL,
     ),
-    # Header (base64 of `{"`), payload, signature; a JWE has five parts.
+    # Header (base64 of `{"`), payload, signature; a JWE has five parts (the second, an
+    # encrypted key, is not JSON, and may be empty).
     Kind(
         "jwt",
         "JSON Web Tokens (JWS and JWE)",
         GENERIC,
-        r"(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"
-        r"(?:\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)?",
+        # Some libraries leave the base64 padding on (`eyJ...==.eyJ...=.sig`).
+        r"""(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{8,}={0,2}\.
+            (?:(?:[A-Za-z0-9_-]*={0,2}\.){3}[A-Za-z0-9_-]*={0,2}   # JWE
+              | [A-Za-z0-9_-]{2,}={0,2}\.[A-Za-z0-9_-]*={0,2})""",  # JWS
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJFWEFNUExFIn0." + _f(43, B64URL),
         anchors=("eyJ",),
     ),
