@@ -216,8 +216,13 @@ def _check_stored_secrets(top: Path, repair: bool, clock: Clock) -> Iterator[Fin
     files = [
         (".voyager/brain.json", top / ".voyager" / "brain.json"),
         (".voyager/memory.jsonl", top / ".voyager" / "memory.jsonl"),
-        ("personal memory.jsonl", Path(personal_log_file())),
     ]
+    try:
+        personal = load_config(top / ".voyager").redact_secrets
+    except ConfigError:
+        personal = True  # _check_config reports the file; the log is checked meanwhile
+    if personal:  # `redact_secrets = false` keeps secrets in the personal log on purpose
+        files.append(("personal memory.jsonl", Path(personal_log_file())))
     for label, path in files:
         data = storage.read_bytes(path)
         problems = secret_problems(label, data) if data is not None else []

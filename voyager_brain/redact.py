@@ -77,6 +77,14 @@ def _compile(pattern: str, flags: int) -> re.Pattern[str]:
     return regexcache.compile(pattern, flags | re.VERBOSE, group=_CACHE_GROUP, save=False)
 
 
+def _compile_hint(pattern: str) -> re.Pattern[str]:
+    """The hint's regex, cached apart from the table's: a tool call reads this small
+    cache, not the whole table's."""
+    from . import regexcache
+
+    return regexcache.compile(pattern, re.VERBOSE, group=_CACHE_GROUP + "-hint")
+
+
 def _build_table() -> tuple[SecretPattern, ...]:
     from . import regexcache
     from .secretkinds import ALL_KINDS, PROVIDER_KINDS
@@ -141,7 +149,7 @@ class _Hint:
         self.anchors = tuple(dict.fromkeys(a for k in ALL_KINDS for a in k.anchors))
         self.words = tuple(dict.fromkeys(w for k in ALL_KINDS for w in k.words))
         shapes = [k.pattern for k in ALL_KINDS if not k.anchors and not k.words]
-        self.shapes = _compile("|".join(f"(?:{s})" for s in shapes), 0) if shapes else None
+        self.shapes = _compile_hint("|".join(f"(?:{s})" for s in shapes)) if shapes else None
         # What a marker put into the text may hold: a text's anchors and words once
         # some of it is redacted are the original's and these.
         markers = "".join(f"[REDACTED:{k.name}]" for k in ALL_KINDS)

@@ -106,3 +106,14 @@ def test_doctor_repair_leaves_a_log_it_cannot_parse(repo: Path, isolated_env: Pa
     assert "not repaired: the file does not parse" in result.stdout
     assert log.read_bytes() == broken
     assert "Traceback" not in result.stderr
+
+
+def test_doctor_leaves_the_personal_log_alone_when_told_to(repo: Path, isolated_env: Path) -> None:
+    """`redact_secrets = false` keeps the personal log as written: not a problem."""
+    files = _plant(repo, isolated_env)
+    config = repo / ".voyager" / "config.toml"
+    config.write_text(config.read_text() + "\nredact_secrets = false\n")
+    result = run_cli("doctor", "--repair", cwd=repo)
+    assert "personal memory.jsonl" not in result.stdout
+    assert TELEGRAM in files["personal"].read_text()
+    assert HUGGINGFACE not in files["memory.jsonl"].read_text()  # the project's log still is

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 
 from .kind import B64, B64URL, CLOUD, GENERIC, Kind
@@ -22,10 +21,13 @@ if TYPE_CHECKING:
 #: does that. 2.5 keeps 99.6% of random 16-character hex values, 3.3 only 37%.
 ENTROPY_BITS = 2.5
 _MIN_RANDOM_LENGTH = 16
-_SEPARATORS = re.compile(r"[-_.:/@]+")
+# A table, not a regex: nothing is compiled when the module loads.
+_SEPARATORS = str.maketrans("-_.:/@", "      ")
 
 
 def _entropy(value: str) -> float:
+    import math  # here: an extension module, loading it costs a hook that never needs it
+
     counts: dict[str, int] = {}
     for char in value:
         counts[char] = counts.get(char, 0) + 1
@@ -46,7 +48,7 @@ def looks_random(value: str) -> bool:
         return False
     if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
         return False
-    parts = _SEPARATORS.split(value)
+    parts = value.translate(_SEPARATORS).split()
     if len(parts) > 1 and all(p.isalpha() or p.isdigit() or len(p) <= 5 for p in parts):
         return False  # words and version numbers: `user-profile-cache-v2`
     if len(value) == 36 and value.count("-") == 4:
