@@ -129,6 +129,8 @@ BENIGN = {
     "api-path": "GET /api/v1/orders/12345/items?page=2&per_page=50",
     "skip-words": "SKIPPED: DISK quota ASK the admin; TASK_ID=42",
     "pattern-words": "patterns matched: path, patch, patience",
+    "python-re-name": "re_compiled_patternsforthewholemodule = None",
+    "dotted-constant": "MAIN_MODULE_PATH_VARIABLE1.module.other_long_function_name_here_x",
     "sql": "SELECT user_id, api_key_hash FROM credentials WHERE revoked = false;",
     "pubkey": ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
                " dev@laptop"),

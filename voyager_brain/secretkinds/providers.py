@@ -174,9 +174,10 @@ PROVIDER_KINDS: tuple[Kind, ...] = (
          r"(?P<value>[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)+)",
          "https://hooks.slack.com/services/T" + _f(8, UPPER) + "/B" + _f(10, UPPER) + "/"
          + _f(24), anchors=("hooks.slack.com",)),
-    # The user id (base64 of digits), a timestamp, an HMAC: no prefix, the shape is all.
+    # The user id (base64 of its digits: letters and digits only), a timestamp, an HMAC:
+    # no prefix, the shape is all.
     Kind("discord-bot-token", "Discord", MESSAGING,
-         r"[MNO](?=[A-Za-z_-]{0,26}[0-9])[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}",
+         r"[MNO](?=[A-Za-z]{0,26}[0-9])[A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}",
          "MTEXAMPLE0123456789ABCDE." + _f(6) + "." + _f(38, B64URL)),
     Kind("discord-webhook", "Discord", MESSAGING,
          r"discord(?:app)?\.com/api/webhooks/[0-9]+/(?P<value>[A-Za-z0-9_-]{60,})",
@@ -206,7 +207,9 @@ PROVIDER_KINDS: tuple[Kind, ...] = (
          "xkeysib-" + _f(64, HEX) + "-" + _f(16), anchors=("xkeysib-", "xsmtpsib-")),
     Kind("mailersend-token", "MailerSend", EMAIL, r"mlsn\.[0-9a-f]{64}", "mlsn." + _f(64, HEX),
          anchors=("mlsn.",)),
-    Kind("resend-key", "Resend", EMAIL, r"re_[A-Za-z0-9]{8,}_[A-Za-z0-9]{20,}",
+    # A digit and a capital: what a generated key has and a Python name `re_...` lacks.
+    Kind("resend-key", "Resend", EMAIL,
+         r"re_(?=[A-Za-z_]{0,80}[0-9])(?=[a-z0-9_]{0,80}[A-Z])[A-Za-z0-9]{8,}_[A-Za-z0-9]{20,}",
          "re_" + _f(9) + "_" + _f(24), anchors=("re_",)),
     # Observability
     Kind("grafana-token", "Grafana", OBSERVABILITY,
