@@ -219,7 +219,7 @@ def _env_assignment(name: str, keyword: str, words: tuple[str, ...], example: st
 
 _NAMES = {"password": "db_password", "token": "access_token", "secret": "client_secret"}
 _PASSWORD = "Example" + "-pass" + "-2026!"
-_RANDOM = "EXAMPLE" + _f(25, B64URL)
+_RANDOM = _f(32, B64URL)
 
 
 def _context_kinds() -> tuple[Kind, ...]:
