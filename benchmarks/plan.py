@@ -27,6 +27,8 @@ HOOK_COLD_TARGET = 10.0  # session-start hook, first run, vs `python -c pass`
 HOOK_WARM_TARGET = 3.0  # the same when nothing changed since the last session start
 MERGE_TARGET_MS = 1000.0  # the merge driver process, per brain file
 LOG_TARGET_RATIO = 3.0  # `voyager-brain log` vs `git log -p -- .voyager`, same history
+REDACT_TRANSCRIPT_TARGET_MS = 500.0  # redact() of a 1 MB transcript, in process
+REDACT_OBSERVATION_TARGET_MS = 1.0  # redact() of a 200-byte observation, in process
 GUARD_HOOK_TARGET = 2.0  # pre-tool-use hook, 100 rules, 100k calls, vs `python -c pass`
 HOOK_PAYLOAD = {
     "session_id": "bench",
@@ -67,6 +69,8 @@ class Plan:
     recall_items: int = 10_000  # learnings in the recall project, the planted ones included
     recall_questions: int = 20
     recall_runs: int = 5  # warm rounds over every question; appends before a first query
+    redact_bytes: int = 1_000_000  # the transcript redacted in one call
+    redact_runs: int = 9  # x50 for the 200-byte observations
     smoke: bool = False
 
     def load_runs(self, size: int) -> int:
@@ -144,6 +148,8 @@ SMOKE = Plan(
     recall_items=300,
     recall_questions=5,
     recall_runs=1,
+    redact_bytes=20_000,
+    redact_runs=1,
     smoke=True,
 )
 

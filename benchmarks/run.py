@@ -71,6 +71,13 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
   10,000 learnings: recall@5 of 20 questions, each about one planted item; a warm query
   < 100 ms; the first query after a learning was appended < 1 s.
 
+* **redaction** (issue 18): ``redact()`` in process of a 1 MB Claude Code transcript
+  (the guard benchmark's, with a fake secret of another kind every ~20 KB): <= 500 ms;
+  of a 200-byte observation without and with a secret: <= 1 ms each; each beside one
+  ``re.search`` pass of a never-matching pattern over the same text. The import of
+  ``voyager_brain.redact`` and a first redaction in a fresh process, beside ``python -c
+  pass`` (reported).
+
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
 """
@@ -103,6 +110,7 @@ from benchmarks.memory import bench_memory  # noqa: E402
 from benchmarks.merge import bench_merge  # noqa: E402
 from benchmarks.pipeline import bench_pipeline  # noqa: E402
 from benchmarks.plan import FULL, ROOT, SMOKE, Plan, Results  # noqa: E402
+from benchmarks.redaction import bench_redaction  # noqa: E402
 from benchmarks.session import (  # noqa: E402
     bench_compaction,
     bench_load,
@@ -128,6 +136,7 @@ TITLES = {
     "mcp": "The MCP server (`voyager-brain mcp`)",
     "continuity": "Continuity: what the next session must know (issue 17)",
     "recall": "Recall: quality and speed of `BrainManager.recall` (issue 17)",
+    "redaction": "Redaction of secrets (issue 18)",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
@@ -162,6 +171,10 @@ FLOORS = {
     "(found/declared in the what column); in the token rows `ours` is the tokens of that "
     "document and the floor the tokens of injecting every brain file whole (brain.md, "
     "brain.json, both memory logs; characters / 4), so the ratio is the share of the whole",
+    "redaction": "floor: one `re.search` of a pattern that never matches (`[\\x00]`, tried "
+    "at every character) over the same text, taking turns with ours; for the processes, "
+    "`python -c pass` in the same environment. The transcript is the guard benchmark's, "
+    "with a fake secret of another kind every ~20 KB",
     "recall": "no floor; in the recall@5 row `ours` is the percentage of questions whose "
     "planted item is among the first 5 hits (found/asked in the what column), in the "
     "other rows milliseconds",
@@ -269,6 +282,7 @@ def _run_all(results: Results, plan: Plan, parent: Path) -> None:
     bench_pipeline(results, plan, parent, pycache)
     bench_mcp(results, plan, parent, pycache)
     bench_continuity(results, plan, parent)
+    bench_redaction(results, plan, parent, pycache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -111,13 +111,23 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(recall, "warm query") == 1
     assert count(recall, "first query after appending a learning") == 1
 
+    redaction = _table_rows(text, "Redaction of secrets")
+    assert len(redaction) == 6
+    assert count(redaction, "redact() of a transcript") == 1
+    assert count(redaction, "| redact() of an observation, no secret") == 1
+    assert count(redaction, "| redact() of an observation with a secret") == 1
+    assert count(redaction, "python -c pass") == 1
+    assert count(redaction, "import voyager_brain.redact") == 1
+    assert count(redaction, "a first redact()") == 1
+
     every = load + persist + compaction + startup + memory + hook + merge + history + guard
-    every += pipeline + continuity + recall
+    every += pipeline + continuity + recall + redaction
     for row in every:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
         float(cells[3])  # ours (ms) is a number
-    for row in memory + hook + merge + history + guard + pipeline + tokens:  # beside a floor
+    beside_floor = [row for row in redaction if "python -c pass" not in row]
+    for row in memory + hook + merge + history + guard + pipeline + tokens + beside_floor:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         float(cells[4])
         assert cells[5].endswith("x"), row

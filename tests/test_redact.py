@@ -13,6 +13,7 @@ import random
 import string
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -392,9 +393,10 @@ def test_a_key_block_goes_whole_and_what_follows_stays() -> None:
 
 
 def test_every_name_is_documented() -> None:
-    doc = redact_module.__doc__ or ""
+    # docs/secrets.md is generated from the table (its own test keeps it current).
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "secrets.md").read_text()
     for pattern in SECRET_PATTERNS:
-        assert f"``{pattern.name}``" in doc
+        assert f"`{pattern.name}`" in doc
 
 
 @pytest.mark.parametrize("name", sorted({p.name for p in SECRET_PATTERNS}))

@@ -67,7 +67,7 @@ def check_file(top: Path, name: str) -> list[Problem]:
     ]
     if not problems:  # a conflicted file does not parse: one kind of problem is enough
         problems += _parse_problems(name, path, data)
-    problems += _secrets(name, data)
+    problems += secret_problems(name, data)
     return problems
 
 
@@ -105,7 +105,8 @@ def _log_problems(name: str, data: bytes) -> list[Problem]:
     return problems
 
 
-def _secrets(name: str, data: bytes) -> list[Problem]:
+def secret_problems(name: str, data: bytes) -> list[Problem]:
+    """Each secret in `data` (the file `name`), with its line."""
     from .redact import find_secrets, might_hold_secret
 
     text = data.decode("utf-8", errors="replace")

@@ -49,6 +49,7 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
         _check_brain,
         _check_state,
         _check_logs,
+        _check_stored_secrets,
         _check_templates,
         _check_tmp,
         _check_git,
@@ -210,13 +211,16 @@ def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
 def _check_secrets(
     top: Path, entries: tuple[BrainEntry, ...], repair: bool, clock: Clock
 ) -> Iterator[Finding]:
+    from .check import secret_problems
     from .redact import find_secrets, redact
 
     leaking = [e for e in entries if find_secrets(e.content)]
     if not leaking:
         yield Finding("ok", "brain.md holds no secrets that voyager-brain recognises")
         return
-    message = f"brain.md: {len(leaking)} entries contain what looks like a secret"
+    data = storage.read_bytes(top / ".voyager" / "brain.md") or b""
+    where = _where(secret_problems(".voyager/brain.md", data))
+    message = f"brain.md: {len(leaking)} entries contain what looks like a secret ({where})"
     if not repair:
         yield Finding("error", message, "`doctor --repair` redacts them (check git history too)")
         return
@@ -231,6 +235,95 @@ def _check_secrets(
         message + "; redacted (the old text is still in git history)",
         repaired=True,
     )
+
+
+def _where(problems: list[Any]) -> str:
+    """``file:line (kind)`` of each problem, the first ten of them."""
+    shown = [f"{p.path}:{p.line} {p.message.removeprefix('unredacted secret ')}" for p in problems]
+    return ", ".join(shown[:10]) + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")
+
+
+def _check_stored_secrets(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    """brain.json and both memory logs: every line holding a secret, as file:line;
+    `--repair` redacts them in place (locked, atomic; a file that does not parse is
+    left as it is)."""
+    from .check import secret_problems
+    from .paths import personal_log_file
+
+    files = [
+        (".voyager/brain.json", top / ".voyager" / "brain.json"),
+        (".voyager/memory.jsonl", top / ".voyager" / "memory.jsonl"),
+    ]
+    try:
+        personal = load_config(top / ".voyager").redact_secrets
+    except ConfigError:
+        personal = True  # _check_config reports the file; the log is checked meanwhile
+    if personal:  # `redact_secrets = false` keeps secrets in the personal log on purpose
+        files.append(("personal memory.jsonl", Path(personal_log_file())))
+    for label, path in files:
+        data = storage.read_bytes(path)
+        problems = secret_problems(label, data) if data is not None else []
+        if not problems:
+            continue
+        message = f"{label}: {len(problems)} secrets, by the look of them ({_where(problems)})"
+        if not repair:
+            yield Finding(
+                "error", message, "`doctor --repair` redacts them (check git history too)"
+            )
+            continue
+        with storage.locked(path):
+            data = storage.read_bytes(path) or b""  # as it is now, under the lock
+            redacted = (
+                _redacted_json(data, path) if label.endswith(".json") else _redacted_log(data)
+            )
+            if redacted is not None and redacted != data:
+                storage.atomic_write(path, redacted)
+        if redacted is None:
+            yield Finding(
+                "error",
+                message + "; not repaired: the file does not parse",
+                "fix the file first (`voyager-brain check` says where)",
+            )
+        else:
+            yield Finding(
+                "error",
+                message + "; redacted (the old text is still in git history)",
+                repaired=True,
+            )
+
+
+def _redacted_json(data: bytes, path: Path) -> bytes | None:
+    """brain.json with every string redacted, in the file's own format; None when it does
+    not parse."""
+    from .redact import redact_json
+    from .state import brainjson as state
+
+    try:
+        document = state.loads(data, path)
+    except CorruptFileError:
+        return None
+    return state.dumps(redact_json(document)).encode()  # type: ignore[arg-type]
+
+
+def _redacted_log(data: bytes) -> bytes | None:
+    """A memory log with the lines that hold a secret redacted (the others kept byte for
+    byte); None when a line does not parse."""
+    import json
+
+    from .memory.log import encode
+    from .redact import find_secrets, redact_json
+
+    lines = data.split(b"\n")
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            return None
+        if find_secrets(raw.decode("utf-8", errors="replace")):
+            lines[i] = encode(redact_json(entry)).rstrip(b"\n")  # type: ignore[arg-type]
+    return b"\n".join(lines)
 
 
 def _check_templates(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:

@@ -3,38 +3,13 @@
 Every brain entry goes through :func:`redact` before it is stored: git history is
 forever, so a token that lands in ``.voyager/`` once has leaked for good.
 
-Each secret becomes ``[REDACTED:<name>]``, where ``<name>`` is one of:
-
-==================  ====================================================================
-``private-key``     PEM / OpenSSH / PGP private key blocks (an unterminated block runs
-                    to the end of the text)
-``jwt``             JSON Web Tokens (``eyJ….eyJ….sig``)
-``anthropic-key``   ``sk-ant-…``
-``openai-key``      ``sk-…``, ``sk-proj-…``, ``sk-svcacct-…``, ``sk-admin-…``
-``github-token``    ``ghp_`` / ``gho_`` / ``ghu_`` / ``ghs_`` / ``ghr_`` and ``github_pat_``
-``gitlab-token``    ``glpat-`` and the other ``gl…-`` token prefixes
-``slack-webhook``   the secret path of ``hooks.slack.com/services/…`` (the host stays)
-``slack-token``     ``xoxb-`` / ``xoxp-`` / ``xoxa-`` / ``xoxr-`` / ``xoxs-`` / ``xoxe-``,
-                    ``xapp-``
-``stripe-key``      ``sk_`` / ``rk_`` / ``pk_`` + ``live_`` / ``test_``, ``whsec_``
-``google-api-key``  ``AIza…``
-``aws-access-key``  ``AKIA…`` / ``ASIA…`` access key ids
-``aws-secret-key``  the value of ``aws_secret_access_key`` / ``SecretAccessKey``
-``url-password``    the password in ``scheme://user:password@host`` (the rest stays)
-``password``        values of ``*password`` / ``*passwd`` / ``*passphrase`` / ``*pwd``
-                    keys, and of ``curl -u user:password``
-``token``           values of ``*token`` keys, ``Authorization:`` / ``Bearer`` credentials,
-                    npm and PyPI tokens
-``secret``          values of ``*secret`` / ``*secret_key`` / ``*api_key`` keys
-==================  ====================================================================
+Each secret becomes ``[REDACTED:<name>]``. What is recognised, and the names, are the
+rows of :mod:`voyager_brain.secretkinds` (listed in docs/secrets.md): provider formats by
+prefix or shape, JSON Web Tokens, private key blocks, passwords in URLs, ``Authorization``
+headers and values assigned to secret-looking names.
 
 Only the secret itself is replaced: in ``password = "hunter2"`` the key and the quotes
 stay, so the entry still says *what* was configured.
-
-Key/value assignments are the hard part, because code is full of them. Only *literal*
-values count: a non-empty quoted string, or an unquoted run that is not a call, an
-attribute, a ``$VAR`` / ``${VAR}`` reference, a ``<placeholder>``, a path, ``None`` and
-friends. How strict the unquoted case is depends on the syntax (see ``_unquoted``).
 
 :func:`redact` is idempotent, which ``doctor`` relies on (it re-scans stored entries):
 no pattern matches a ``[REDACTED:…]`` marker or a key/value pair whose value is one.
@@ -43,10 +18,11 @@ no pattern matches a ``[REDACTED:…]`` marker or a key/value pair whose value i
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = [
@@ -60,303 +36,88 @@ __all__ = [
 
 
 class SecretPattern:
-    """One kind of secret: where it is (``regex``) and which part of a match is secret.
+    """One compiled row of the table: where the secret is (``regex``, and which group of
+    a match), the strings one of which every match holds (``anchors``, case-sensitive;
+    ``words``, lower case) and an optional test of the secret itself (``check``).
     (Plain slotted classes here, not Records: making a namedtuple class costs a hook a
     few tenths of a millisecond, and redaction is on the tool-call path.)"""
 
-    __slots__ = ("group", "name", "regex")
+    __slots__ = ("anchors", "at_name", "check", "group", "name", "reach", "regex", "words")
 
-    def __init__(self, name: str, regex: re.Pattern[str], group: int = 0) -> None:
+    def __init__(
+        self,
+        name: str,
+        regex: re.Pattern[str],
+        group: int = 0,
+        *,
+        anchors: tuple[str, ...] = (),
+        words: tuple[str, ...] = (),
+        check: Callable[[str], bool] | None = None,
+        at_name: bool = False,
+        reach: int | None = None,
+    ) -> None:
         self.name, self.regex, self.group = name, regex, group
+        self.anchors, self.words, self.check = anchors, words, check
+        self.at_name, self.reach = at_name, reach
 
     def __repr__(self) -> str:
         return f"SecretPattern({self.name!r}, {self.regex.pattern!r}, {self.group})"
 
 
-def _pattern(name: str, regex: str, flags: int = 0) -> SecretPattern:
-    """Compile `regex` (verbose); the secret is the group named ``value`` if there is one."""
-    compiled = re.compile(regex, flags | re.VERBOSE)
-    return SecretPattern(name, compiled, compiled.groupindex.get("value", 0))
-
-
-# -- building blocks for key = value assignments ------------------------------------------
-
-# Keys end with the keyword, so DB_PASSWORD, GITHUB_TOKEN and client_secret count but
-# password_hash, token_url and secret_name (not secrets themselves) do not.
-_KEYWORDS = {
-    "password": r"pass(?:word|wd|phrase)|pwd",
-    "token": r"token",
-    "secret": r"secret(?:[_-]?key)?|api[_-]?key",
-}
-# Shell variables are upper case by convention, and that is what tells them from code.
-_ENV_KEYWORDS = {
-    "password": r"PASS(?:WORD|WD|PHRASE)|PWD",
-    "token": r"TOKEN",
-    "secret": r"SECRET(?:_?KEY)?|API_?KEY",
-}
-
-# Characters of an unquoted value. Quotes, brackets and separators end it, as does `&`
-# (the next parameter in a query string, or a shell operator) and `|` (a pipe).
-_VC = r"""[^\s"'`,;(){}\[\]<>&|]"""
-# A value's non-dot character: a sentence may end right after a value.
-_VC_NODOT = r"""[^\s"'`,;(){}\[\]<>&|.]"""
-# What may follow a whole unquoted value: anything that cannot continue an expression.
-# An opening bracket or parenthesis is missing on purpose: `get_token()` and
-# `os.environ["PW"]` are code.
-_END = r"""(?=\.*(?:[\s"'`,;)}\]>&|]|\Z))"""
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
-_MAX_UNQUOTED = 1000
-
-
-def _unquoted(*, identifiers_are_code: bool, needs_digit: bool) -> str:
-    """The regex of an unquoted literal value (group ``value``) and what must follow it.
-
-    At least 6 characters: shorter values (``password=x``, ``token=abc``) are far more
-    often examples and loop variables than real credentials, and a real secret is longer.
-    """
-    checks = [
-        # Longer runs are data (minified code, base64 blobs) more often than a credential,
-        # and the bound keeps every check below linear in the length of the text.
-        rf"(?!{_VC}{{{_MAX_UNQUOTED + 1}}})",
-        # At least 6 characters, not counting dots that end a sentence.
-        rf"(?={_VC}{{5,}}{_VC_NODOT})",
-        # $VAR / ${VAR} / %s / *** / @file / !vault / # comment, or `==`, `::`, `~/`.
-        r"(?![$%*@!#=:~])",
-        rf"(?!(?i:none|null|nil|true|false|undefined){_END})",
-        # A path names where a secret is kept; it is not the secret.
-        rf"(?!\.{{0,2}}/[A-Za-z0-9._/-]*{_END})",
-    ]
-    if identifiers_are_code:
-        checks += [
-            # `token = new_token`, `api_key=api_key`: a variable, not a value. Real
-            # secrets almost always have a digit or a symbol somewhere.
-            rf"(?![A-Za-z_]+{_END})",
-            # `secret = self.secret`, `token: settings.api.token`
-            rf"(?!{_IDENT}(?:\.{_IDENT})+{_END})",
-        ]
-    if needs_digit:
-        checks += [rf"(?={_VC}*?[0-9])", rf"(?={_VC}*?[A-Za-z])"]
-    return "(?P<value>" + "".join(checks) + rf"{_VC}+(?<!\.)){_END}"
-
-
-def _key(keyword: str) -> str:
-    """A key that ends with `keyword`, maybe quoted (``"password"``) or subscripted
-    (``environ["TOKEN"]``).
-
-    A closing bracket is accepted only after a closing quote: a bare ``token]`` is how a
-    ``[REDACTED:github-token]`` marker ends, and it must not look like a key.
-    """
-    # The look-behind stops the lazy prefix from starting in the middle of a word, which
-    # would make a long run of word characters quadratic.
-    return (
-        r"""(?P<kq>["'`])?(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?"""
-        rf"(?i:{keyword})(?(kq)(?P=kq)\]?)"
-    )
-
-
-# One character of a quoted value: an escape, or anything but the closing quote.
-_QCHAR = r"(?:\\.|(?!(?P=q))[^\\\n])"
-_QUOTED_VALUE = rf"""
-    (?P<q>["'`])
-    (?P<value>
-        (?![\s,;()])                            # `print("token: ", tok, " x")`
-        (?!\$[{{(]|\$[A-Za-z_][A-Za-z0-9_]*(?P=q))  # shell: $VAR, braced, $(cmd)
-        (?![{{])                                # format fields, templates
-        (?!<[^<>\n]*>(?P=q))                    # <your token here>
-        (?!%[s(])                               # %s, %(password)s
-        (?![*xX]+(?P=q))                        # ******, XXXX
-        (?!{_QCHAR}*?\*\*\*)                    # :**** is masked already
-        (?!\#[0-9A-Fa-f]{{3,8}}(?P=q))          # a colour: `Token: "#cccccc"`
-        (?!(?i:none|null|nil|true|false|undefined)(?P=q))
-        (?!\.{{0,2}}/[A-Za-z0-9._/-]*(?P=q))    # a path
-        (?!{_QCHAR}*?\[REDACTED:)               # redacted already (idempotence)
-        (?={_QCHAR}*?[A-Za-z0-9])               # `token = "'"` is punctuation
-        {_QCHAR}+
-        (?<!\s)                                 # `token = "Bearer " + jwt`
-    )
-    (?P=q)(?=[\s,;:.)}}\]>]|\Z)
-"""
-
-# A Python annotation between key and `=`: `password: str = "..."`.
-_ANNOTATION = rf"""
-    (?:[ \t]*:[ \t]*{_IDENT}(?:\.{_IDENT})*(?:\[[^\]\n]*\])?
-       (?:[ \t]*\|[ \t]*{_IDENT}(?:\.{_IDENT})*(?:\[[^\]\n]*\])?)*)?
-"""
-# `=` (not `==`), `:` (not `::`), Go's `:=`, Ruby/PHP `=>`.
-_QUOTED_SEP = r"[ \t]*(?::=|=>|=(?!=)|:(?!:))[ \t]*"
-_EQUALS_SEP = r"[ \t]*(?::=|=>|=(?!=))[ \t]*"
-_COLON_SEP = r"[ \t]*:(?![:=])[ \t]*"
-
-
-def _assignments(name: str, keyword: str) -> tuple[SecretPattern, SecretPattern]:
-    """Quoted values, and unquoted values after `=`, for keys ending with `keyword`."""
-    key = _key(keyword)
-    quoted = _pattern(name, key + _ANNOTATION + _QUOTED_SEP + _QUOTED_VALUE)
-    # Plain `=` is where code lives (`token = new_token`), so identifiers are code there.
-    equals = _pattern(
-        name, key + _EQUALS_SEP + _unquoted(identifiers_are_code=True, needs_digit=False)
-    )
-    return quoted, equals
-
-
-def _env_assignment(name: str, keyword: str) -> SecretPattern:
-    """``DB_PASSWORD=value``: an upper-case key and no spaces around `=`.
-
-    That is a shell or .env assignment (also ``export X=``, ``docker run -e X=``,
-    Dockerfile ``ENV X=``), where a value is always a literal, so even a plain word is
-    taken; formatted code puts spaces around `=`.
-    """
-    return _pattern(
-        name,
-        rf"(?<![A-Za-z0-9_.-])[A-Z0-9_]*(?:{keyword})="
-        + _unquoted(identifiers_are_code=False, needs_digit=False),
-    )
-
-
-def _colon_assignment(name: str, keyword: str) -> SecretPattern:
-    """``password: hunter2`` (YAML, HTTP headers) with an unquoted value.
-
-    Prose uses the same shape ("Token: see the wiki"), and so do annotations
-    (``token: str``), so the value must mix letters and digits: a YAML password made of
-    letters only is missed, a price paid to keep ordinary notes intact.
-    """
-    return _pattern(
-        name,
-        _key(keyword) + _COLON_SEP + _unquoted(identifiers_are_code=True, needs_digit=True),
-    )
-
-
-# -- the table ----------------------------------------------------------------------------
-
 # Token bodies are delimited by characters that cannot continue them; `\b` would treat
 # `-` and `_` as boundaries and match inside longer identifiers.
-_B64URL = "A-Za-z0-9_-"
+_BEFORE = r"(?<![A-Za-z0-9_-])"
+_AFTER = r"(?![A-Za-z0-9_-])"
+_CACHE_GROUP = "redact"
+
+
+def _compile(pattern: str, flags: int) -> re.Pattern[str]:
+    from . import regexcache
+
+    return regexcache.compile(pattern, flags | re.VERBOSE, group=_CACHE_GROUP, save=False)
+
+
+def _compile_hint(pattern: str) -> re.Pattern[str]:
+    """The hint's regex, cached apart from the table's: a tool call reads this small
+    cache, not the whole table's."""
+    from . import regexcache
+
+    return regexcache.compile(pattern, re.VERBOSE, group=_CACHE_GROUP + "-hint")
 
 
 def _build_table() -> tuple[SecretPattern, ...]:
-    return (
-        # First: a key block contains base64 that other patterns would match piecemeal.
-        _pattern(
-            "private-key",
-            r"""-----BEGIN[ A-Z0-9]*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----
-                .*?
-                (?:-----END[ A-Z0-9]*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----|\Z)""",
-            re.DOTALL,
-        ),
-        # Before the vendor keys and `Bearer`: a JWT is the more precise description.
-        _pattern(
-            "jwt",
-            rf"(?<![{_B64URL}])eyJ[{_B64URL}]{{8,}}\.ey[{_B64URL}]{{8,}}\.[{_B64URL}]*",
-        ),
-        # Before OpenAI: both start with `sk-`.
-        _pattern("anthropic-key", rf"(?<![{_B64URL}])sk-ant-[{_B64URL}]{{20,}}"),
-        _pattern(
-            "openai-key",
-            rf"""(?<![{_B64URL}])sk-(?!ant-)
-                (?:
-                    (?:proj|svcacct|admin|None)-(?=[A-Za-z_-]*[0-9])[{_B64URL}]{{20,}}
-                  | (?=[A-Za-z]*[0-9])[A-Za-z0-9]{{32,}}   # legacy: 48 alphanumerics
-                )
-                (?![{_B64URL}])""",
-        ),
-        _pattern(
-            "github-token",
-            r"""(?<![A-Za-z0-9_])
-                (?:gh[pousr]_[A-Za-z0-9]{36,255}
-                  | github_pat_[A-Za-z0-9]{20,}_[A-Za-z0-9]{40,})
-                (?![A-Za-z0-9_])""",
-        ),
-        _pattern(
-            "gitlab-token",
-            # pat: personal/project/group, dt: deploy, rt/rtr: runner, cbt: CI build,
-            # ptt: pipeline trigger, ft: feed, imt: incoming mail, agent: k8s agent,
-            # oas: OAuth app secret, soat: SCIM, ffct: feature flags, wt: workspace.
-            # Newer routable tokens carry `.`-separated parts.
-            rf"""(?<![{_B64URL}])
-                gl(?:pat|dt|rtr|rt|cbt|ptt|ft|imt|agent|oas|soat|ffct|wt)-
-                [{_B64URL}]{{20,}}(?:\.[{_B64URL}]+)*""",
-        ),
-        # The host stays, so the entry still says a Slack webhook was involved.
-        _pattern(
-            "slack-webhook",
-            r"""hooks\.slack\.com/(?:services|workflows|triggers)/
-                (?P<value>[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)+)""",
-        ),
-        # Real tokens carry numeric ids right after the prefix; `xoxb-your-token` does not.
-        _pattern(
-            "slack-token",
-            r"""(?<![A-Za-z0-9_.-])
-                (?:(?:xoxe\.)?xox[abeoprs]|xapp)-[0-9]+-[A-Za-z0-9-]{8,}""",
-        ),
-        _pattern(
-            "stripe-key",
-            r"""(?<![A-Za-z0-9_])
-                (?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,} | whsec_[A-Za-z0-9]{24,})
-                (?![A-Za-z0-9_])""",
-        ),
-        _pattern("google-api-key", rf"(?<![{_B64URL}])AIza[{_B64URL}]{{35}}(?![{_B64URL}])"),
-        _pattern("aws-access-key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-        _pattern(
-            "token",
-            r"""(?<![A-Za-z0-9_-])
-                (?:npm_[A-Za-z0-9]{36} | pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})
-                (?![A-Za-z0-9_-])""",
-        ),
-        # AWS secrets are 40 base64 characters with no prefix: only the key says what they are.
-        _pattern(
-            "aws-secret-key",
-            r"""(?i:(?:aws_?)?secret_?access_?key)["'`]?[ \t]*(?::=|=>|[:=])[ \t]*["'`]?
-                (?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
-        ),
-        # The password runs to the last `@` before the host, since people do not escape `@`.
-        # A redaction marker cannot be a password: brackets are not password characters here.
-        _pattern(
-            "url-password",
-            r"""(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://
-                [^\s:/@?#"'`<>\[\]]*:
-                (?P<value>(?![${]|%s@|%\(|\*+@)[^\s/?"'`<>\[\]]+)
-                @[^\s/?#@"'`<>]""",
-        ),
-        # `Authorization: Basic dXNlcjpwYXNz`, `-H "Authorization: Bearer …"`. The scheme is
-        # required so that "Authorization: required for all endpoints" stays; the credential
-        # must have a digit or an inner capital, which base64 and random tokens have and
-        # English words do not.
-        _pattern(
-            "token",
-            r"""(?i:authorization)["'`]?[ \t]*[:=][ \t]*["'`]?
-                (?i:bearer|basic|token|bot)[ \t]+
-                (?P<value>
-                    (?=[A-Za-z0-9._~+/-]{8})
-                    (?=[A-Za-z0-9._~+/=-]*?[0-9]|.[A-Za-z0-9._~+/=-]*?[A-Z])
-                    [A-Za-z0-9._~+/-]+=*)""",
-        ),
-        _pattern(
-            "token",
-            r"""(?<![A-Za-z0-9_-])[Bb]earer[ \t]+
-                (?P<value>
-                    (?=[A-Za-z0-9._~+/-]{16})
-                    (?=[A-Za-z0-9._~+/=-]*?[0-9]|.[A-Za-z0-9._~+/=-]*?[A-Z])
-                    [A-Za-z0-9._~+/-]+=*)""",
-        ),
-        _pattern(
-            "password",
-            r"""\bcurl\b[^\n]{0,1000}?[ \t](?:-u|--user)[ \t=]+["']?[^\s:"'@\[\]]+:
-                (?P<value>(?![$%{*])[^\s"'\[\]]+)""",
-        ),
-        # Key/value assignments last: the more specific names above win when the value is a
-        # recognisable token (`GITHUB_TOKEN=ghp_…` is a github-token).
-        *(p for name, kw in _KEYWORDS.items() for p in _assignments(name, kw)),
-        *(_env_assignment(name, kw) for name, kw in _ENV_KEYWORDS.items()),
-        *(_colon_assignment(name, kw) for name, kw in _KEYWORDS.items()),
-    )
+    from . import regexcache
+    from .secretkinds import ALL_KINDS, PROVIDER_KINDS
+
+    providers = {id(kind) for kind in PROVIDER_KINDS}
+    table = []
+    for kind in ALL_KINDS:
+        pattern = kind.pattern
+        if id(kind) in providers:
+            pattern = f"{_BEFORE}(?:{pattern}){_AFTER}"
+        regex = _compile(pattern, kind.flags)
+        table.append(
+            SecretPattern(
+                kind.name,
+                regex,
+                regex.groupindex.get("value", 0),
+                anchors=kind.anchors,
+                words=kind.words,
+                check=kind.check,
+                at_name=kind.at_name,
+                reach=kind.reach,
+            )
+        )
+    regexcache.save_cache(_CACHE_GROUP)
+    return tuple(table)
 
 
 _TABLE: tuple[SecretPattern, ...] | None = None
 
 
 def _table() -> tuple[SecretPattern, ...]:
-    """The patterns, compiled on first use: compiling them costs a hook about 20 ms,
-    which `might_hold_secret` lets the tool-call check skip for ordinary text."""
+    """The patterns, compiled on first use (from programs cached by `regexcache`):
+    `might_hold_secret` lets the tool-call check skip them for ordinary text."""
     global _TABLE
     if _TABLE is None:
         _TABLE = _build_table()
@@ -374,38 +135,64 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Every pattern of the table needs one of these in the text: a key word that ends a
-# secret-looking key (any case), a vendor prefix, a credential-bearing URL, a header or a
-# key block. Text without any of them holds nothing the table would replace (the tests of
-# every pattern go through this check), so most text skips the table, and the tool-call
-# path never compiles it. Extend these with every new pattern. Plain substring searches:
-# a regex alternation of the same words took 400 µs on 2 KB of text, these take 60.
-_HINT_WORDS = (
-    "pass",
-    "pwd",
-    "token",
-    "secret",
-    "apikey",
-    "api_key",
-    "api-key",
-    "authoriz",
-    "bearer",
-)
-_HINT_ANCHORS = (
-    "-----BEGIN", "eyJ", "sk-", "sk_", "rk_", "pk_", "whsec_", "ghp_", "gho_", "ghu_",
-    "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glrt-", "glrtr-", "glcbt-",
-    "glptt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-", "glffct-", "glwt-",
-    "hooks.slack.com", "xox", "xapp-", "AIza", "AKIA", "ASIA", "npm_", "pypi-", "://",
-    "curl",
-)  # fmt: skip
+class _Hint:
+    """What text must hold for any row to match: every row's anchors and words, and the
+    regexes of the rows that have neither (a shape with no fixed part, such as a Discord
+    bot token). Plain substring searches: a regex alternation of the same strings took
+    400 µs on 2 KB of text, these take 60."""
+
+    __slots__ = ("anchors", "in_markers", "shapes", "words")
+
+    def __init__(self) -> None:
+        from .secretkinds import ALL_KINDS
+
+        self.anchors = tuple(dict.fromkeys(a for k in ALL_KINDS for a in k.anchors))
+        self.words = tuple(dict.fromkeys(w for k in ALL_KINDS for w in k.words))
+        shapes = [k.pattern for k in ALL_KINDS if not k.anchors and not k.words]
+        self.shapes = _compile_hint("|".join(f"(?:{s})" for s in shapes)) if shapes else None
+        # What a marker put into the text may hold: a text's anchors and words once
+        # some of it is redacted are the original's and these.
+        markers = "".join(f"[REDACTED:{k.name}]" for k in ALL_KINDS)
+        self.in_markers = frozenset(
+            [a for a in self.anchors if a in markers]
+            + [w for w in self.words if w in markers.lower()]
+        )
+
+
+_HINT: _Hint | None = None
+
+
+def _hint() -> _Hint:
+    global _HINT
+    if _HINT is None:
+        _HINT = _Hint()
+    return _HINT
 
 
 def might_hold_secret(text: str) -> bool:
     """False when `redact(text)` is certainly `text`: cheap, and no table compiled."""
-    if any(anchor in text for anchor in _HINT_ANCHORS):
+    hint = _hint()
+    if any(anchor in text for anchor in hint.anchors):
         return True
     lower = text.lower()
-    return any(word in lower for word in _HINT_WORDS)
+    if any(word in lower for word in hint.words):
+        return True
+    return hint.shapes is not None and hint.shapes.search(text) is not None
+
+
+def _present(text: str) -> frozenset[str]:
+    """The anchors and words `text` holds: each searched once per text rather than once
+    per row (on a megabyte, a search is a millisecond)."""
+    hint = _hint()
+    lower = text.lower()
+    return frozenset([a for a in hint.anchors if a in text] + [w for w in hint.words if w in lower])
+
+
+def _may_match(pattern: SecretPattern, present: frozenset[str]) -> bool:
+    """Whether `pattern` could match a text holding the anchors and words `present`."""
+    if not pattern.anchors and not pattern.words:
+        return True
+    return any(a in present for a in pattern.anchors) or any(w in present for w in pattern.words)
 
 
 class _Marker:
@@ -429,25 +216,133 @@ def _scan(text: str) -> tuple[str, list[_Marker]]:
     """
     current = text
     markers: list[_Marker] = []
-    if not might_hold_secret(text):
-        return text, markers
+    present = _present(text)
+    if not present:
+        hint = _hint()
+        if hint.shapes is None or hint.shapes.search(text) is None:
+            return text, markers
+    starts = _Starts(current, present)
     for pattern in _table():
-        found = _search(pattern, current, markers)
+        if not _may_match(pattern, present):
+            continue
+        found = _search(pattern, current, markers, starts)
         if found:
             current, markers = _replace(current, markers, found)
+            present |= _hint().in_markers
+            starts = _Starts(current, present)
     return current, markers
 
 
-def _search(pattern: SecretPattern, current: str, markers: list[_Marker]) -> list[_Marker]:
+# Characters of a name (a key, a variable), as the assignment patterns define it.
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_QUOTES = frozenset("\"'`")
+
+
+class _Starts:
+    """Where in `text` a pattern's match can start: where a name holding one of its
+    words starts (and the quote before it) for the assignment patterns; up to `reach`
+    characters before one of its anchors or words for the others. Trying the regex
+    there alone, rather than at every character, keeps a megabyte of tool output in
+    tens of milliseconds rather than seconds (a regex that starts with a look-behind is
+    tried at every character, about 100 ns each)."""
+
+    __slots__ = ("_found", "_lower", "present", "text")
+
+    def __init__(self, text: str, present: frozenset[str]) -> None:
+        self.text, self.present = text, present
+        self._lower: str | None = None
+        self._found: dict[tuple[object, ...], list[int] | None] = {}
+
+    @property
+    def lower(self) -> str | None:
+        """The text in lower case; None when positions in it are not the text's (a few
+        characters change length in lower case), so words cannot place a match."""
+        if self._lower is None:
+            self._lower = self.text.lower()
+        return self._lower if len(self._lower) == len(self.text) else None
+
+    def of(self, pattern: SecretPattern) -> list[int] | None:
+        """Sorted candidate starts; None when the pattern must search everywhere."""
+        if pattern.at_name:
+            key: tuple[object, ...] = ("name", pattern.words)
+        elif pattern.reach is None or not (pattern.anchors or pattern.words):
+            return None
+        else:
+            key = (pattern.anchors, pattern.words, pattern.reach)
+        if key not in self._found:
+            lower = self.lower if pattern.words else ""
+            if lower is None:
+                self._found[key] = None
+            elif pattern.at_name:
+                self._found[key] = self._names(lower, pattern.words)
+            else:
+                self._found[key] = self._near(lower, pattern)
+        return self._found[key]
+
+    def _near(self, lower: str, pattern: SecretPattern) -> list[int]:
+        reach = pattern.reach or 0
+        starts: set[int] = set()
+        for within, strings in ((self.text, pattern.anchors), (lower, pattern.words)):
+            for string in strings:
+                at = within.find(string) if string in self.present else -1
+                while at >= 0:
+                    starts.update(range(max(0, at - reach), at + 1))
+                    at = within.find(string, at + 1)
+        return sorted(starts)
+
+    def _names(self, lower: str, words: tuple[str, ...]) -> list[int]:
+        text, chars, quotes = self.text, _NAME_CHARS, _QUOTES
+        starts: set[int] = set()
+        for word in words:
+            # Occurrences come in order: the walk back to the start of a name stops at
+            # the previous occurrence, so a long name is walked once, not once per
+            # occurrence in it.
+            last_at = last_start = -1
+            at = lower.find(word) if word in self.present else -1
+            while at >= 0:
+                start = at
+                while start > 0 and start != last_at and text[start - 1] in chars:
+                    start -= 1
+                if start == last_at and start > 0:
+                    start = last_start
+                starts.add(start)
+                if start > 0 and text[start - 1] in quotes:
+                    starts.add(start - 1)
+                last_at, last_start = at, start
+                at = lower.find(word, at + 1)
+        return sorted(starts)
+
+
+def _first_match(
+    pattern: SecretPattern, text: str, pos: int, starts: _Starts
+) -> re.Match[str] | None:
+    """`pattern.regex.search(text, pos)`, tried only where a match can start."""
+    candidates = starts.of(pattern)
+    if candidates is None:
+        return pattern.regex.search(text, pos)
+    match = pattern.regex.match
+    for start in candidates[bisect_left(candidates, pos) :]:
+        if (m := match(text, start)) is not None:
+            return m
+    return None
+
+
+def _search(
+    pattern: SecretPattern, current: str, markers: list[_Marker], where: _Starts
+) -> list[_Marker]:
     """Markers for the matches of `pattern` in `current` that leave `markers` alone."""
     starts = [mk.start for mk in markers]
     ends = [mk.end for mk in markers]
     found: list[_Marker] = []
     pos = 0
-    while (m := pattern.regex.search(current, pos)) is not None:
+    while (m := _first_match(pattern, current, pos, where)) is not None:
         start, end = m.span(pattern.group)
         i = bisect_right(starts, start)
         clear = (i == 0 or ends[i - 1] <= start) and (i == len(starts) or starts[i] >= end)
+        if clear and pattern.check is not None and not pattern.check(current[start:end]):
+            # Not a secret after all (a name, a word): nor is anything inside it.
+            pos = max(m.end(), m.start() + 1)
+            continue
         if start < end and clear:
             # Where the secret was in the original text: counted from the end of the
             # closest marker before it (markers are sorted and never overlap).

@@ -25,9 +25,10 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
 
     With --repair: a brain.md that cannot be read is moved aside to a timestamped
     .corrupt copy and a fresh one is started; missing .voyager files are created;
-    leftover temporary files are removed; secrets found in brain.md are redacted; the
-    merge driver that .gitattributes names is registered in this clone's git config.
-    Exits 1 when problems remain.
+    leftover temporary files are removed; secrets found in brain.md, brain.json and
+    both memory logs (reported with file:line) are redacted in place; the merge driver
+    that .gitattributes names is registered in this clone's git config. Exits 1 when
+    problems remain.
     """
     from ..doctor import run_checks
 
@@ -65,7 +66,7 @@ def check_command(ctx: click.Context, files: tuple[str, ...], as_json: bool) -> 
     conflict markers and no unredacted secret. FILES are the files to commit, as
     pre-commit passes them: only brain files among them are checked; without FILES,
     every brain file is. Prints file:line for each problem and exits 1; exits 0 when
-    all is well. Nothing is written: `doctor --repair` redacts secrets in brain.md.
+    all is well. Nothing is written: `doctor --repair` redacts the secrets.
     """
     from ..check import check
 
