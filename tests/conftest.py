@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -19,6 +20,18 @@ settings.register_profile("voyager", deadline=None)
 settings.load_profile("voyager")
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def docs_generator(name: str) -> Any:
+    """The script ``docs/NAME.py`` that writes a generated page, as a module (its
+    `reference()` is the page's text)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "docs" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(autouse=True)

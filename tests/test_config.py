@@ -6,6 +6,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, docs_generator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -87,14 +88,8 @@ def test_init_config_documents_every_key_and_parses_to_defaults() -> None:
 
 
 def test_configuration_reference_is_up_to_date() -> None:
-    import importlib.util
-
-    docs = Path(__file__).resolve().parent.parent / "docs"
-    spec = importlib.util.spec_from_file_location("gen", docs / "make_config_reference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    doc = (docs / "configuration.md").read_text()
+    module = docs_generator("make_config_reference")
+    doc = (ROOT / "docs" / "configuration.md").read_text()
     assert doc == module.reference(), "run: python docs/make_config_reference.py"
     for setting in SETTINGS:
         assert f"| `{setting.name}` |" in doc

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import ROOT, docs_generator, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 from secret_corpus import BENIGN, SECRET_SAMPLES, Sample
@@ -207,16 +207,8 @@ def test_no_secret_reaches_any_store(repo: Path, isolated_env: Path) -> None:
 
 
 def test_the_list_of_kinds_in_the_docs_is_current() -> None:
-    import importlib.util
-
-    docs = Path(__file__).resolve().parent.parent / "docs"
-    spec = importlib.util.spec_from_file_location(
-        "make_secrets_reference", docs / "make_secrets_reference.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert (docs / "secrets.md").read_text() == module.reference(), (
+    module = docs_generator("make_secrets_reference")
+    assert (ROOT / "docs" / "secrets.md").read_text() == module.reference(), (
         "run: python docs/make_secrets_reference.py"
     )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import git, run_cli
+from conftest import ROOT, docs_generator, git, run_cli
 
 from voyager_brain.cli import cli as cli_group
 
@@ -239,16 +239,8 @@ def test_python_dash_m_and_console_script_agree(tmp_path: Path) -> None:
 
 
 def test_cli_reference_is_up_to_date() -> None:
-    import importlib.util
-
-    docs = Path(__file__).resolve().parents[2] / "docs"
-    spec = importlib.util.spec_from_file_location(
-        "make_cli_reference", docs / "make_cli_reference.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert (docs / "cli.md").read_text() == module.reference(), (
+    module = docs_generator("make_cli_reference")
+    assert (ROOT / "docs" / "cli.md").read_text() == module.reference(), (
         "run: python docs/make_cli_reference.py"
     )
     for path in commands(cli_group):
