@@ -371,6 +371,25 @@ def test_a_broken_rules_file_is_one_line(project: Path, data: bytes, detail: str
     assert (project / RULES).read_bytes() == data
 
 
+@pytest.mark.parametrize("command", ["status", "compact", "hook stop"])
+def test_front_matter_too_deep_to_write_back_is_one_line(project: Path, command: str) -> None:
+    # YAML reads 900 levels; writing them back (a compaction) ran out of stack.
+    path = project / BRAIN_MD
+    data = b"---\nkey: " + b"[" * 900 + b"]" * 900 + b"\n---\n" + path.read_bytes()
+    path.write_bytes(data)
+    done = _run(project, command)
+    assert_one_line(done, f"{BRAIN_MD}:2: front matter nested", code=0 if "hook" in command else 2)
+    assert path.read_bytes() == data
+
+
+def test_front_matter_that_holds_itself_is_still_written(project: Path) -> None:
+    path = project / BRAIN_MD
+    path.write_bytes(b"---\nloop: &x [*x]\n---\n" + path.read_bytes())
+    done = run_cli("compact", cwd=project)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "\nloop: &id001\n- *id001\n" in path.read_text()  # written back as YAML does
+
+
 # -- a hand-written title ---------------------------------------------------------------
 
 

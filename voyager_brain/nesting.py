@@ -69,6 +69,21 @@ def deepest(text: str) -> tuple[int, int]:
     return best, best_line
 
 
+def depth(value: object) -> int:
+    """How many levels of lists and dicts `value` nests (0 for anything else), level by
+    level without recursion. A container met again (a YAML alias, which may even hold
+    itself) is counted where it is first met."""
+    levels, level = 0, [value]
+    seen: set[int] = set()
+    while True:
+        containers = [v for v in level if isinstance(v, (dict, list, tuple)) and id(v) not in seen]
+        if not containers:
+            return levels
+        levels += 1
+        seen.update(map(id, containers))
+        level = [x for c in containers for x in (c.values() if isinstance(c, dict) else c)]
+
+
 def too_deep(text: str) -> tuple[str, int]:
     """The detail and line of the error for a `text` too deeply nested to be read."""
     depth, line = deepest(text)

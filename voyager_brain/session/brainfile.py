@@ -70,6 +70,7 @@ _TITLE = re.compile(rf"^# (.+){re.escape(TITLE_SUFFIX)}[ \t]*$")
 # A level-1 ATX heading (CommonMark: up to three spaces, '#', then a blank or nothing).
 _OWN_HEADING = re.compile(r" {0,3}#(?:[ \t]|$)")
 _SIMPLE_META = r"^([A-Za-z_][A-Za-z0-9_]*): '((?:[^']|'')*)'$"
+_META_DEPTH = 100
 
 
 # Compiled when first used: a session start reads sections, it writes none.
@@ -184,6 +185,15 @@ def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise CorruptFileError(
             path, f"front matter: expected key: value pairs, got a {type(data).__name__}", 2
+        )
+    from ..nesting import depth
+
+    # The YAML reader takes a thousand levels; writing them back recurses further than
+    # Python's stack goes. Refused on read, the file is never half-written.
+    levels = depth(data)
+    if levels > _META_DEPTH:
+        raise CorruptFileError(
+            path, f"front matter nested {levels} levels deep; expected at most {_META_DEPTH}", 2
         )
     return {str(k): v for k, v in data.items()}
 
