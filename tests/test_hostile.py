@@ -20,6 +20,10 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from voyager_brain.git.merge import merge_brain
+from voyager_brain.render import Templates
+from voyager_brain.session import brainfile
+
 DEEP = "[" * 5000 + "]" * 5000
 HUGE = "x" * 3_000_000
 BRAIN_JSON = Path(".voyager/brain.json")
@@ -406,3 +410,33 @@ def test_a_hand_written_first_heading_stays_the_title(project: Path) -> None:
     assert "Brain — Session Context" not in text
     assert text.count("\n# ") == 0
     assert "second" in text and "third" in text and "the lexer is slow" in text
+
+
+@pytest.mark.parametrize(
+    ("text", "heading"),
+    [
+        ("# Notes\n\nhi\n\n## Observation — 2026-03-21T14:30:00Z\nx\n", "# Notes"),
+        ("\n\n# Notes\n## Observation — 2026-03-21T14:30:00Z\nx\n", "# Notes"),
+        ("   # Indented, still a heading\n", "   # Indented, still a heading"),
+        ("text first\n# Notes\n", None),  # not a title: text comes before it
+        ("#hashtag\n", None),  # not a heading in CommonMark
+        ("## Notes\n", None),  # a level-2 heading is no title
+    ],
+)
+def test_which_first_line_is_a_title_of_its_own(text: str, heading: str | None) -> None:
+    doc = brainfile.parse(text, Path("brain.md"))
+    assert doc.heading == heading
+    rendered = brainfile.render(doc.replace(project="Fuzz"), Templates())
+    assert rendered.startswith(heading + "\n") if heading else "Fuzz Brain" in rendered
+    # A title of its own names no project; ours names the one it was rendered with.
+    again = brainfile.parse(rendered, Path("brain.md"))
+    assert again == doc.replace(project=None if heading else "Fuzz")
+
+
+def test_the_merge_driver_keeps_a_hand_written_title() -> None:
+    base = "# Team notes\n\n## Observation — 2026-03-21T14:30:00Z\nbase\n"
+    ours = base + "\n## Observation — 2026-03-21T14:31:00Z\nours\n"
+    theirs = base + "\n## Observation — 2026-03-21T14:32:00Z\ntheirs\n"
+    merged = merge_brain(base.encode(), ours.encode(), theirs.encode()).decode()
+    assert merged.startswith("# Team notes\n\n## Observation")
+    assert "ours" in merged and "theirs" in merged and "Brain — Session Context" not in merged

@@ -414,12 +414,16 @@ def _title(body: str) -> tuple[str | None, int]:
     return m[1].strip(), len(body) if end < 0 else end + 1
 
 
-def _own_heading(body: str) -> str | None:
-    """The body's first line when it is a hand-written level-1 heading (not our title):
-    a person titled the file, and a title of ours above it would make two."""
-    end = body.find("\n")
-    line = body if end < 0 else body[:end]
-    return line if _OWN_HEADING.match(line) and _TITLE.match(line) is None else None
+def _own_heading(body: str) -> tuple[str | None, int]:
+    """The body's first non-blank line when it is a hand-written level-1 heading (not
+    our title), and the offset after it (0 when there is none): a person titled the
+    file, and a title of ours above it would make two."""
+    begin = len(body) - len(body.lstrip("\n"))
+    end = body.find("\n", begin)
+    line = body[begin:] if end < 0 else body[begin:end]
+    if _OWN_HEADING.match(line) is None or _TITLE.match(line) is not None:
+        return None, 0
+    return line, len(body) if end < 0 else end + 1
 
 
 def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> BrainDocument:
@@ -433,9 +437,9 @@ def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> Bra
     meta, body, offset = _split_front_matter(text, path)
     ends_with_newline = body.endswith("\n") or body == ""
     project, start = _title(body)
-    own = _own_heading(body) if project is None else None
-    if own is not None:
-        start = min(len(own) + 1, len(body))
+    own = None
+    if project is None:
+        own, start = _own_heading(body)
     headings, warnings, fence = _scan(body, start, offset)
     ends = [heading[0] for heading in headings] + [len(body)]
     preamble = decode_block(_lines(body[start : ends[0]]))[0].strip("\n")
