@@ -18,6 +18,9 @@ the variable is set) and then `.voyager/config.toml` (the project's, committed w
 The project's file wins key by key. Every key is optional and snake_case; a value of the
 wrong type is an error naming the file and the key, and an unknown key is ignored and
 reported by `voyager-brain doctor` (so a file written for a newer version still loads).
+A file that cannot be read (not TOML, not UTF-8, arrays nested too deeply to read) stops
+every command that needs the settings with one line naming the file and the line (exit
+code 2); hooks print the line and let the agent go on.
 
 | key | type | default | what it does |
 |---|---|---|---|

@@ -97,7 +97,7 @@ def _log_problems(name: str, data: bytes) -> list[Problem]:
             continue
         try:
             entry = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
             problems.append(Problem(name, number, "not a JSON object"))
             continue
         if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):

@@ -272,6 +272,16 @@ class Config(Record):
         return _merge(cls(), data, origin)
 
 
+def _shown(value: Any) -> str:
+    """`value` as an error shows it: short, as a hostile file may hold a value of
+    megabytes, or nested thousands of levels deep."""
+    import reprlib
+
+    shown = reprlib.Repr()
+    shown.maxstring = shown.maxother = 60
+    return shown.repr(value)
+
+
 def _check(setting: Setting, value: Any, origin: str) -> Any:
     ok = isinstance(value, setting.kind) and not (
         setting.kind is not bool and isinstance(value, bool)
@@ -281,7 +291,7 @@ def _check(setting: Setting, value: Any, origin: str) -> Any:
     if not ok:
         raise ConfigError(
             f"{origin}: {setting.name}: expected {setting.kind.__name__}, "
-            f"got {type(value).__name__} {value!r}"
+            f"got {type(value).__name__} {_shown(value)}"
         )
     lowest = 0 if setting.name in ("decay_min_score", "max_retries") else 1e-9
     if setting.kind in (int, float) and value < lowest:
@@ -290,7 +300,7 @@ def _check(setting: Setting, value: Any, origin: str) -> Any:
     choices = CHOICES.get(setting.name)
     if choices is not None and value not in choices:
         raise ConfigError(
-            f"{origin}: {setting.name}: expected one of {', '.join(choices)}, got {value!r}"
+            f"{origin}: {setting.name}: expected one of {', '.join(choices)}, got {_shown(value)}"
         )
     if setting.name == "semantic_threshold" and value > 1:
         raise ConfigError(f"{origin}: semantic_threshold: expected a number <= 1, got {value!r}")
@@ -376,7 +386,9 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             text = f.read()
     except FileNotFoundError:
         return {}
-    except (UnicodeDecodeError, OSError) as exc:
+    except UnicodeDecodeError:
+        raise ConfigError(_not_utf8(path)) from None
+    except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     simple = read_simple_toml(text)
     if simple is not None:
@@ -387,6 +399,31 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        # tomllib recurses once per nested array or inline table: a hostile file
+        # thousands of levels deep exhausts the stack before it is read.
+        from .nesting import too_deep
+
+        detail, line = too_deep(text)
+        raise ConfigError(f"{path}:{line}: {detail}") from None
+
+
+def _not_utf8(path: str | Path) -> str:
+    """The error for a file that is not UTF-8: the line and the first bad byte (the
+    text-mode read that failed does not say where in the file it was)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        data.decode("utf-8")
+    except OSError as exc:
+        return f"{path}: cannot read: {exc}"
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return (
+            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x});"
+            " expected a UTF-8 text file"
+        )
+    return f"{path}: not valid UTF-8; expected a UTF-8 text file"
 
 
 # What TOML allows in a comment or a string: anything but control characters (tab is fine).

@@ -198,7 +198,7 @@ def _summary(tool_input: str | None, width: int = 80) -> str:
     command, the file, the pattern), else its arguments as JSON."""
     try:
         value = json.loads(tool_input) if tool_input else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return _one_line(tool_input or "", width)
     if isinstance(value, dict):
         for key in SUMMARY_KEYS:

@@ -45,7 +45,7 @@ def parse_tool_args(args: tuple[str, ...]) -> dict[str, Any]:
         if value[:1] in ("{", "["):
             try:
                 parsed = json.loads(value)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # not JSON (or too deep): text
                 parsed = value
         elif key in _BOOLEAN_PARAMS and value.lower() in ("true", "false"):
             parsed = value.lower() == "true"

@@ -217,6 +217,8 @@ def rules_test(
         value = json.loads(tool_input)
     except json.JSONDecodeError as exc:
         raise RuleError(f"--input: not valid JSON ({exc.msg} at position {exc.pos})") from None
+    except RecursionError:  # the decoder recurses once per level of nesting
+        raise RuleError("--input: nested too deeply to read; expected a flatter object") from None
     if not isinstance(value, dict):
         raise RuleError("--input: expected a JSON object (the tool's input)")
     run = dry_run(_project(ctx, project), tool, value, embedder=embedder)

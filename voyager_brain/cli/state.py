@@ -40,6 +40,11 @@ def _read_json(source: str, label: str) -> Any:
             f"{where}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); "
             f"expected {label}"
         ) from None
+    except RecursionError:  # the decoder recurses once per level of nesting
+        from ..nesting import too_deep
+
+        detail, line = too_deep(text)
+        raise UserError(f"{where}:{line}: {detail}") from None
 
 
 def _save_update(

@@ -299,21 +299,26 @@ def merge_brain(
     mine = brainfile.parse(ours, Path(f"ours:{name}"), memo)
     other = brainfile.parse(theirs, Path(f"theirs:{name}"), memo)
     entries = merge_entries(old.entries, mine.entries, other.entries)
+    # A hand-written first heading is the file's title: no title of ours is written.
+    heading = _choose(old.heading, mine.heading, other.heading)
+    project = _choose(old.project, mine.project, other.project) or "Project"
     doc = BrainDocument(
-        project=_choose(old.project, mine.project, other.project) or "Project",
+        project=project if heading is None else None,
         meta=_merge_meta(old.meta, mine.meta, other.meta),
         entries=entries,
         preamble=_choose(old.preamble, mine.preamble, other.preamble),
+        heading=heading,
     )
     text = brainfile.render(doc, templates or Templates())
 
     def reread() -> None:
         again = brainfile.parse(text, Path(f"merged:{name}"), memo)
-        if (again.project, dict(again.meta), again.entries, again.preamble) != (
+        if (again.project, dict(again.meta), again.entries, again.preamble, again.heading) != (
             doc.project,
             dict(doc.meta),
             doc.entries,
             doc.preamble,
+            doc.heading,
         ):
             raise MergeError(f"merged:{name}: the rendered file reads back differently")
 

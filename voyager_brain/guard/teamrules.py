@@ -26,7 +26,7 @@ import json
 import os
 import sqlite3
 
-from ..errors import RuleError
+from ..errors import ConfigError, RuleError
 from ..paths import cache_folder
 
 TYPE_CHECKING = False
@@ -74,17 +74,15 @@ def sync_team_rules(db: sqlite3.Connection, project: str, *, force: bool = False
 
 def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The valid rules of the file at `path`, and one line per problem."""
-    import tomllib
-
+    from ..config import read_toml
     from .rules import check_fields
 
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        return [], [f"{path}: not valid TOML ({exc}); the rules loaded before still apply"]
-    except OSError as exc:
-        return [], [f"{path}: cannot read ({exc.strerror}); the rules loaded before still apply"]
+        # config.toml's reader: one place says what is wrong with a TOML file (its line,
+        # bytes that are not UTF-8, nesting too deep to read).
+        data = read_toml(path)
+    except ConfigError as exc:
+        return [], [f"{exc}; the rules loaded before still apply"]
     entries = data.get("rules", [])
     if not isinstance(entries, list):
         return [], [

@@ -50,6 +50,12 @@ def read_payload(stream: TextIO) -> dict[str, Any]:
         raise HookInputError(
             f"stdin: not valid JSON ({exc.msg}); expected the hook's JSON"
         ) from None
+    except RecursionError:
+        # The decoder recurses once per level of nesting; a hostile payload exhausts it.
+        from ..nesting import too_deep
+
+        detail, line = too_deep(text)
+        raise HookInputError(f"stdin: line {line}: {detail}") from None
     if not isinstance(data, dict):
         raise HookInputError("stdin: expected a JSON object")
     return data

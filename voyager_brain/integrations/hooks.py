@@ -144,12 +144,13 @@ def run(
     except Exception as exc:  # any failure: one line on stderr, never a broken agent
         _report(agent, event, exc, stderr)
         return 0
+    failed: Exception | None = None
     try:
         result = _perform(hook.action, call, agent, f"{agent} {event}", stderr)
         output = module.render(event, result)
     except Exception as exc:
         _report(agent, event, exc, stderr)
-        output = None
+        failed, output = exc, None
     if hook.action in ("turn_end", "session_end"):
         # The session in the history (seed 003) ends, whatever happened to brain.md.
         try:
@@ -157,7 +158,9 @@ def run(
 
             close_session(call)
         except Exception as exc:
-            _report(agent, event, exc, stderr)
+            # A broken file both steps read (config.toml) is reported once.
+            if failed is None or str(exc) != str(failed):
+                _report(agent, event, exc, stderr)
     if output:
         stdout.write(output)
     return 0

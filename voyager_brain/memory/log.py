@@ -145,11 +145,7 @@ def parse_objects(data: bytes) -> tuple[list[dict[str, Any]], int]:
     for raw in data.split(b"\n"):
         if not raw.strip():
             continue
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            bad += 1
-            continue
+        value = _loads(raw)
         if isinstance(value, dict):
             found.append(value)
         else:

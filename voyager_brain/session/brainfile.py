@@ -68,7 +68,10 @@ _LABELS = "|".join(re.escape(label) for label in LABEL_TYPES)
 # Tolerant on read (hand edits): any dash, extra blanks; the timestamp is checked apart.
 _HEADING_PATTERN = rf"^##[ \t]+({_LABELS})[ \t]+[—–-][ \t]+(.+?)[ \t]*$"
 _TITLE = re.compile(rf"^# (.+){re.escape(TITLE_SUFFIX)}[ \t]*$")
+# A level-1 ATX heading (CommonMark: up to three spaces, '#', then a blank or nothing).
+_OWN_HEADING = re.compile(r" {0,3}#(?:[ \t]|$)")
 _SIMPLE_META = r"^([A-Za-z_][A-Za-z0-9_]*): '((?:[^']|'')*)'$"
+_META_DEPTH = 100
 
 
 # Compiled when first used: a session start reads sections, it writes none.
@@ -84,16 +87,19 @@ class BrainDocument(Value):
     hand-written text between the title and the first section (kept as written);
     `warnings` are things `doctor` reports (a heading-like line with a bad timestamp...).
     `appendable` says new sections can be appended to the file as it is on disk.
+    `heading` is a hand-written first line that is a level-1 heading other than our title
+    (``# Team notes``): it is the file's title, written back as it was instead of ours.
     """
 
-    __slots__ = ("appendable", "entries", "meta", "preamble", "project", "warnings")
-    _fields = ("project", "meta", "entries", "preamble", "warnings", "appendable")
+    __slots__ = ("appendable", "entries", "heading", "meta", "preamble", "project", "warnings")
+    _fields = ("project", "meta", "entries", "preamble", "warnings", "appendable", "heading")
     project: str | None
     meta: Mapping[str, Any]
     entries: tuple[BrainEntry, ...]
     preamble: str | None
     warnings: tuple[str, ...]
     appendable: bool
+    heading: str | None
 
     def __init__(
         self,
@@ -103,18 +109,20 @@ class BrainDocument(Value):
         preamble: str | None = None,
         warnings: tuple[str, ...] = (),
         appendable: bool = True,
+        heading: str | None = None,
     ) -> None:
         # Blank lines around the preamble are layout, not text (as after a section).
         preamble = (preamble or "").replace("\r\n", "\n").strip("\n")
         meta = {} if meta is None else meta
-        self._assign(project, meta, entries, preamble or None, warnings, appendable)
+        self._assign(project, meta, entries, preamble or None, warnings, appendable, heading)
 
 
 # -- reading --------------------------------------------------------------------------
 
 
 def decode_text(data: bytes, path: Path) -> str:
-    """brain.md's bytes as text: UTF-8 (a BOM is dropped), line endings made ``\\n``."""
+    """brain.md's bytes as text: UTF-8 without NUL bytes (a BOM is dropped), line endings
+    made ``\\n``."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -124,6 +132,12 @@ def decode_text(data: bytes, path: Path) -> str:
             f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); expected a UTF-8 text file",
             line,
         ) from None
+    nul = text.find("\0")
+    if nul >= 0:
+        # git takes a file with a NUL byte for binary: no diff, no merge, no review.
+        raise CorruptFileError(
+            path, "holds a NUL byte (0x00); expected a text file", text.count("\n", 0, nul) + 1
+        )
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n") if "\r" in text else text
@@ -178,6 +192,15 @@ def _load_meta(block: list[str], path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise CorruptFileError(
             path, f"front matter: expected key: value pairs, got a {type(data).__name__}", 2
+        )
+    from ..nesting import depth
+
+    # The YAML reader takes a thousand levels; writing them back recurses further than
+    # Python's stack goes. Refused on read, the file is never half-written.
+    levels = depth(data)
+    if levels > _META_DEPTH:
+        raise CorruptFileError(
+            path, f"front matter nested {levels} levels deep; expected at most {_META_DEPTH}", 2
         )
     return {str(k): v for k, v in data.items()}
 
@@ -399,6 +422,18 @@ def _title(body: str) -> tuple[str | None, int]:
     return m[1].strip(), len(body) if end < 0 else end + 1
 
 
+def _own_heading(body: str) -> tuple[str | None, int]:
+    """The body's first non-blank line when it is a hand-written level-1 heading (not
+    our title), and the offset after it (0 when there is none): a person titled the
+    file, and a title of ours above it would make two."""
+    begin = len(body) - len(body.lstrip("\n"))
+    end = body.find("\n", begin)
+    line = body[begin:] if end < 0 else body[begin:end]
+    if _OWN_HEADING.match(line) is None or _TITLE.match(line) is not None:
+        return None, 0
+    return line, len(body) if end < 0 else end + 1
+
+
 def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> BrainDocument:
     """Read brain.md. Raises `CorruptFileError` (file, line, what is wrong) when it cannot.
 
@@ -411,6 +446,9 @@ def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> Bra
     meta, body, offset = _split_front_matter(text, path)
     ends_with_newline = body.endswith("\n") or body == ""
     project, start = _title(body)
+    own = None
+    if project is None:
+        own, start = _own_heading(body)
     headings, warnings, fence = _scan(body, start, offset)
     ends = [heading[0] for heading in headings] + [len(body)]
     preamble = decode_block(_lines(body[start : ends[0]]))[0].strip("\n")
@@ -433,6 +471,7 @@ def parse(data: bytes | str, path: Path, memo: SectionMemo | None = None) -> Bra
         preamble=preamble or None,
         warnings=tuple(warnings),
         appendable=ends_with_newline and fence is None,
+        heading=own,
     )
 
 
@@ -517,7 +556,10 @@ def render_head(doc: BrainDocument, templates: Templates) -> str:
     parts = []
     if doc.meta:
         parts.append("---\n" + _dump_meta(doc.meta) + "---\n")
-    parts.append(render_title(doc.project or "Project", templates))
+    if doc.heading is not None:
+        parts.append(doc.heading + "\n")
+    else:
+        parts.append(render_title(doc.project or "Project", templates))
     if doc.preamble:
         parts.append("\n" + "\n".join(encode_block(doc.preamble)) + "\n")
     return "".join(parts)

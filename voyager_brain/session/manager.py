@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .. import conflicts, repo, storage
 from ..config import Config, default_config_toml, load_config
+from ..errors import StateError
 from ..render import Templates
 from ..state import brainjson as project_state
 from ..state.brainjson import ProjectState
@@ -371,17 +372,26 @@ class BrainManager:
         """
         if not self._loaded:
             self.load()
-        validate_state(update, "update")
-        if self.config.redact_secrets:
-            from ..redact import redact_json
+        try:
+            validate_state(update, "update")
+            if self.config.redact_secrets:
+                from ..redact import redact_json
 
-            redacted = redact_json(dict(update))
-            assert isinstance(redacted, dict)  # a dict comes back as a dict
-            update = redacted
-        first = not self._state_updates and not self._session_counted
-        self._state_view = project_state.merge(
-            self._current_state(), update, now=self.clock(), new_session=first
-        )
+                redacted = redact_json(dict(update))
+                assert isinstance(redacted, dict)  # a dict comes back as a dict
+                update = redacted
+            first = not self._state_updates and not self._session_counted
+            merged = project_state.merge(
+                self._current_state(), update, now=self.clock(), new_session=first
+            )
+        except RecursionError:
+            # Checking, redacting and merging recurse once per level of nesting: an
+            # update (or a brain.json) that JSON could read may still be too deep here.
+            raise StateError(
+                f"{self.state_path}: the update or the state is nested too deeply to merge;"
+                " expected a flatter document"
+            ) from None
+        self._state_view = merged
         self._state_updates.append(dict(update))
         return ProjectState(self._state_view)
 

@@ -74,6 +74,8 @@ class BrainEntry(Value):
             raise InvalidEntryError(
                 f"entry content: expected a string, got {content.__class__.__name__}"
             )
+        if "\0" in content:  # brain.md with a NUL byte is refused on read (git: binary)
+            raise InvalidEntryError("entry content: holds a NUL character; expected text")
         # Trailing newlines are not content: a hand edit that leaves a blank line at the
         # end of a section must not make it a different entry.
         content = _normalize_newlines(content).rstrip("\n")
@@ -88,7 +90,7 @@ class BrainEntry(Value):
                 raise InvalidEntryError(
                     f"entry source: expected a string, got {source.__class__.__name__}"
                 )
-            if "\n" in source or "\r" in source or "-->" in source:
+            if "\n" in source or "\r" in source or "-->" in source or "\0" in source:
                 raise InvalidEntryError(
                     f"entry source: expected one line without '-->', got {source!r}"
                 )

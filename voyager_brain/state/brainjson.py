@@ -298,6 +298,12 @@ def loads(data: bytes, path: Path) -> dict[str, Any]:
         raise CorruptFileError(
             path, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno
         ) from None
+    except RecursionError:
+        # The decoder recurses once per nested array or object; a hostile file nested
+        # thousands of levels deep exhausts the stack before it is read.
+        from ..nesting import too_deep
+
+        raise CorruptFileError(path, *too_deep(text)) from None
     try:
         validate(document, "brain.json")
     except StateError as exc:

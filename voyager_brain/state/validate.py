@@ -34,6 +34,16 @@ def _kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+def _shown(value: Any, width: int = 80) -> str:
+    """`value` as JSON, cut to `width` characters: an error is one line, and a value
+    from a hostile file may be megabytes long or nested too deeply to serialize."""
+    try:
+        text = as_json(value)
+    except RecursionError:
+        return f"{_kind(value)} nested too deeply to show"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 class _Checker:
     """Walks a brain.json document (or a partial update), raising on the first bad field
     and collecting the paths of fields the seed does not define."""
@@ -43,7 +53,7 @@ class _Checker:
         self.unknown: list[str] = []
 
     def fail(self, path: str, expected: str, value: Any) -> None:
-        raise StateError(f"{self.where}: {path}: expected {expected}, got {as_json(value)}", path)
+        raise StateError(f"{self.where}: {path}: expected {expected}, got {_shown(value)}", path)
 
     def string(self, path: str, value: Any, *, optional: bool = True) -> None:
         if not isinstance(value, str) and not (optional and value is None):

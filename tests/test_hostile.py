@@ -1,0 +1,442 @@
+"""Hostile brain files: nesting thousands of levels deep, single lines of megabytes, NUL
+bytes and bytes that are not UTF-8, written into each file of a real repository and read
+by the commands and the hooks as real processes.
+
+A file that cannot be read gives one line naming it (and its line where known) with exit
+code 2, or 1 from the commands whose job is to report problems (check, doctor); a hook
+still exits 0 with that one line on stderr. Nothing ever prints a traceback, and a file
+that could not be read is left as it was. A memory log's bad line is counted, not fatal,
+as the log treats every bad line; a long line that is valid is data, and is read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from voyager_brain.git.merge import merge_brain
+from voyager_brain.render import Templates
+from voyager_brain.session import brainfile
+
+DEEP = "[" * 5000 + "]" * 5000
+HUGE = "x" * 3_000_000
+BRAIN_JSON = Path(".voyager/brain.json")
+BRAIN_MD = Path(".voyager/brain.md")
+CONFIG = Path(".voyager/config.toml")
+RULES = Path(".voyager/rules.toml")
+LOG = Path(".voyager/memory.jsonl")
+
+# Every command a person runs often, and the hooks on every agent's path.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "status": ("status",),
+    "show": ("show",),
+    "context": ("context",),
+    "add": ("add", "observation", "X"),
+    "save": ("save", "update.json"),
+    "compact": ("compact",),
+    "recall": ("recall", "hello"),
+    "check": ("check",),
+    "doctor": ("doctor",),
+    "brain": ("brain", "action=list"),
+    "rules": ("rules", "list"),
+    "export": ("export", "agents-md"),
+    "log": ("log",),
+    "diff": ("diff",),
+}
+HOOKS: dict[str, tuple[str, str]] = {
+    "session-start": ("session-start", "{}"),
+    "pre-tool-use": (
+        "pre-tool-use",
+        '{"session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "ls"}}',
+    ),
+    "stop": ("stop", '{"session_id": "s1", "last_assistant_message": "done"}'),
+    "session-end": ("session-end", '{"session_id": "s1"}'),
+}
+#: The commands whose job is to report a broken file: exit 1, the file on stdout.
+REPORTERS = ("check", "doctor")
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {
+        "VOYAGER_HOME": str(home),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "Test Agent",
+        "GIT_AUTHOR_EMAIL": "agent@example.invalid",
+        "GIT_COMMITTER_NAME": "Test Agent",
+        "GIT_COMMITTER_EMAIL": "agent@example.invalid",
+    }
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository after `init`, an observation, a memory entry and a commit, made
+    once and copied by each test (the environment is given: the per-test isolation is
+    not in place yet when a module fixture runs)."""
+    top = tmp_path_factory.mktemp("template") / "project"
+    top.mkdir()
+    env = _env(tmp_path_factory.mktemp("template-home"))
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", *args], cwd=top, check=True, capture_output=True, env={**os.environ, **env}
+        )
+
+    git("init", "-q", "-b", "main")
+    for args in (
+        ("init",),
+        ("add", "observation", "hello from the template"),
+        ("brain", "action=add", "type=learning", "text=hello world"),
+    ):
+        assert run_cli(*args, cwd=top, env=env).returncode == 0
+    (top / "update.json").write_text('{"facts": {"custom": ["from the update"]}}\n')
+    git("add", "-A")
+    git("commit", "-q", "-m", "brain")
+    return top
+
+
+@pytest.fixture
+def project(template: Path, tmp_path: Path) -> Path:
+    top = tmp_path / "project"
+    shutil.copytree(template, top, symlinks=True)
+    return top
+
+
+def _line_of(data: bytes, needle: bytes) -> int:
+    return data[: data.index(needle)].count(b"\n") + 1
+
+
+# -- the corruptions: (file, new bytes from the old, the line the error names) ----------
+
+Corruption = Callable[[bytes], tuple[bytes, int | None]]
+
+
+def _json_deep(old: bytes) -> tuple[bytes, int | None]:
+    return old.replace(b'"custom": []', b'"custom": ' + DEEP.encode()), _line_of(old, b'"custom"')
+
+
+def _json_nul(old: bytes) -> tuple[bytes, int | None]:
+    return old.replace(b'"project": "', b'"project": "\0'), _line_of(old, b'"project"')
+
+
+def _json_not_utf8(old: bytes) -> tuple[bytes, int | None]:
+    return old.replace(b'"project": "', b'"project": "\xff'), _line_of(old, b'"project"')
+
+
+def _json_huge(old: bytes) -> tuple[bytes, int | None]:
+    # A megabytes-long value of the wrong type: the error must not echo it.
+    new = old.replace(b'"architecture": ""', b'"architecture": ["' + HUGE.encode() + b'"]')
+    return new, _line_of(old, b'"architecture"')
+
+
+def _md_nul(old: bytes) -> tuple[bytes, int | None]:
+    return old + b"a line with a \0 byte\n", old.count(b"\n") + 1
+
+
+def _md_not_utf8(old: bytes) -> tuple[bytes, int | None]:
+    return old + b"caf\xe9 au lait\n", old.count(b"\n") + 1
+
+
+def _toml_deep(old: bytes) -> tuple[bytes, int | None]:
+    return old + b"deep = " + DEEP.encode() + b"\n", old.count(b"\n") + 1
+
+
+def _toml_nul(old: bytes) -> tuple[bytes, int | None]:
+    return b"# a comment with a \0 byte\n" + old, 1
+
+
+def _toml_not_utf8(old: bytes) -> tuple[bytes, int | None]:
+    return b"# caf\xe9\n" + old, 1
+
+
+def _toml_huge(old: bytes) -> tuple[bytes, int | None]:
+    return old + b'summarizer = "' + HUGE.encode() + b'"\n', None
+
+
+RULE = b"[[rules]]\ndescription = 'no rm'\npattern = 'rm -rf'\n"
+
+CORRUPTIONS: dict[str, tuple[Path, Corruption]] = {
+    "brain.json-deep": (BRAIN_JSON, _json_deep),
+    "brain.json-nul": (BRAIN_JSON, _json_nul),
+    "brain.json-not-utf8": (BRAIN_JSON, _json_not_utf8),
+    "brain.json-huge": (BRAIN_JSON, _json_huge),
+    "brain.md-nul": (BRAIN_MD, _md_nul),
+    "brain.md-not-utf8": (BRAIN_MD, _md_not_utf8),
+    "config.toml-deep": (CONFIG, _toml_deep),
+    "config.toml-nul": (CONFIG, _toml_nul),
+    "config.toml-not-utf8": (CONFIG, _toml_not_utf8),
+    "config.toml-huge": (CONFIG, _toml_huge),
+}
+#: Every command and hook against these; a few representative ones against the rest.
+SWEPT = ("brain.json-deep", "brain.md-nul", "config.toml-deep")
+FEW = ("status", "context", "add", "save")
+FEW_HOOKS = ("session-start", "stop")
+#: Commands that never read the file: the memory tool, the guard's rules and git's log
+#: need no brain file; check and diff look at the brain files, not the settings.
+UNREAD = {
+    BRAIN_JSON: ("brain", "rules", "log"),
+    BRAIN_MD: ("brain", "rules", "log"),
+    CONFIG: ("check", "rules", "log", "diff"),
+}
+#: Commands that search the stores they can read and skip a broken one (doctor says why).
+SKIPPING = ("recall",)
+
+
+def _cases() -> list[tuple[str, str]]:
+    cases = []
+    for name in CORRUPTIONS:
+        commands = COMMANDS if name in SWEPT else FEW
+        hooks = HOOKS if name in SWEPT else FEW_HOOKS
+        if name.endswith("-huge"):  # seconds a process: the two ways in are enough
+            commands, hooks = ("status", "save"), ("stop",)
+        cases += [(name, command) for command in commands]
+        cases += [(name, f"hook {hook}") for hook in hooks]
+    return cases
+
+
+def _corrupt(project: Path, name: str) -> tuple[Path, bytes, int | None]:
+    relative, corruption = CORRUPTIONS[name]
+    path = project / relative
+    data, line = corruption(path.read_bytes())
+    assert data != path.read_bytes()
+    path.write_bytes(data)
+    return relative, data, line
+
+
+def _run(project: Path, command: str) -> subprocess.CompletedProcess[str]:
+    if command.startswith("hook "):
+        event, payload = HOOKS[command.removeprefix("hook ")]
+        return run_cli("hook", "claude", event, cwd=project, input=payload)
+    return run_cli(*COMMANDS[command], cwd=project)
+
+
+def assert_one_line(done: subprocess.CompletedProcess[str], where: str, code: int = 2) -> str:
+    """Exit `code`, no traceback, stderr one short line that contains `where`."""
+    assert "Traceback" not in done.stderr + done.stdout
+    assert done.returncode == code, done.stderr[-2000:]
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr[-2000:]
+    assert where in lines[0], lines[0]
+    assert len(lines[0]) < 400, lines[0][:400]
+    return lines[0]
+
+
+@pytest.mark.parametrize(("name", "command"), _cases())
+def test_a_broken_file_is_one_line_and_left_alone(project: Path, name: str, command: str) -> None:
+    relative, data, line = _corrupt(project, name)
+    where = f"{relative}:{line}:" if line is not None else f"{relative}:"
+    if name.startswith("config.toml-nul"):
+        where = f"{relative}: not valid TOML"  # tomllib's own message says the line ...
+    done = _run(project, command)
+    if name.startswith("config.toml-nul"):
+        assert f"line {line}" in done.stderr + done.stdout  # ... here
+    if command.startswith("hook "):
+        if command.endswith("pre-tool-use") and relative != CONFIG:
+            # The guard reads neither brain file: the call goes on, silently.
+            assert (done.returncode, done.stderr) == (0, "")
+        else:
+            assert_one_line(done, where, code=0)
+            assert done.stderr.startswith("voyager-brain hook claude ")
+    elif command in UNREAD.get(relative, ()):
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
+    elif command in REPORTERS:
+        assert "Traceback" not in done.stderr + done.stdout
+        assert done.returncode == 1
+        assert str(relative) in done.stdout
+    elif command in SKIPPING and relative != CONFIG:
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
+        assert "hello" in done.stdout  # what the other stores hold is still found
+    else:
+        assert_one_line(done, where)
+    assert (project / relative).read_bytes() == data
+
+
+# -- the memory logs: a bad line is counted, never fatal -------------------------------
+
+LOG_LINES = {
+    "deep": b'{"id": "deadbeef", "type": "learning", "x": ' + DEEP.encode() + b"}\n",
+    "nul": b'{"id": "deadbeef", "type": "learning", "text": "a \0 b"}\n',
+    "not-utf8": b'{"id": "deadbeef", "type": "learning", "text": "caf\xe9"}\n',
+    "huge": b'{"id": "deadbeef", "type": "learning", "text": "' + HUGE.encode() + b"\n",
+}
+
+
+@pytest.mark.parametrize("kind", LOG_LINES)
+@pytest.mark.parametrize("personal", [False, True], ids=["project", "personal"])
+def test_a_bad_memory_log_line_is_counted(
+    project: Path, isolated_env: Path, kind: str, personal: bool
+) -> None:
+    path = isolated_env / "memory.jsonl" if personal else project / LOG
+    if personal:
+        path.write_bytes(b'{"id": "cafe0001", "type": "learning", "text": "hello personal"}\n')
+    data = path.read_bytes() + LOG_LINES[kind]
+    path.write_bytes(data)
+    bad_line = data.count(b"\n")
+
+    listed = run_cli("brain", "action=list", cwd=project)
+    assert "Traceback" not in listed.stderr
+    assert listed.returncode == 0 and listed.stderr == ""
+    assert "hello" in listed.stdout  # the good entries are still there
+    checked = run_cli("check", cwd=project)
+    assert "Traceback" not in checked.stderr + checked.stdout
+    if personal:
+        assert checked.returncode == 0  # check looks at the files a commit holds
+    else:
+        assert checked.returncode == 1
+        assert f"{LOG}:{bad_line}:" in checked.stdout
+    context = run_cli("context", cwd=project)
+    assert (context.returncode, context.stderr) == (0, "")
+    assert path.read_bytes() == data
+
+
+# -- long lines that are valid are data ------------------------------------------------
+
+
+def test_a_valid_line_of_megabytes_is_read(project: Path) -> None:
+    (project / "update.json").write_text('{"facts": {"architecture": "' + HUGE + '"}}')
+    saved = run_cli("save", "update.json", cwd=project)
+    assert (saved.returncode, saved.stderr) == (0, "")
+    with (project / BRAIN_MD).open("a") as f:
+        f.write("\n## Observation — 2026-03-21T14:30:00Z\n" + HUGE + "\n")
+    for args in (("status",), ("show",), ("context",)):
+        done = run_cli(*args, cwd=project)
+        assert (done.returncode, done.stderr) == (0, ""), args
+
+
+# -- input that is not a file of ours --------------------------------------------------
+
+
+def test_a_deep_update_file_is_one_line(project: Path) -> None:
+    (project / "deep.json").write_text('{"facts": {"custom": ' + DEEP + "}}\n")
+    before = (project / BRAIN_JSON).read_bytes()
+    assert_one_line(run_cli("save", "deep.json", cwd=project), "deep.json:1: nested")
+    assert (project / BRAIN_JSON).read_bytes() == before
+
+
+@pytest.mark.parametrize("where", ["update", "state"])
+def test_nesting_json_reads_but_a_merge_cannot_is_one_line(project: Path, where: str) -> None:
+    # A few hundred levels: the JSON decoder reads them, the merge's own recursion
+    # (checking, redacting, copying) runs out of stack.
+    nested = "[" * 700 + "]" * 700
+    if where == "update":
+        (project / "update.json").write_text('{"extra": ' + nested + "}\n")
+    else:
+        path = project / BRAIN_JSON
+        extra = b'"extra": ' + nested.encode() + b', "nextSteps": []'
+        path.write_bytes(path.read_bytes().replace(b'"nextSteps": []', extra))
+    before = (project / BRAIN_JSON).read_bytes()
+    line = assert_one_line(run_cli("save", "update.json", cwd=project), str(BRAIN_JSON))
+    assert "nested too deeply" in line
+    assert (project / BRAIN_JSON).read_bytes() == before
+
+
+def test_deep_json_on_the_command_line(project: Path) -> None:
+    tested = run_cli("rules", "test", "--tool", "Bash", "--input", DEEP, cwd=project)
+    assert_one_line(tested, "--input: nested too deeply")
+    # The brain tool reads a value that is not JSON as text; too deep to read is the same.
+    added = run_cli("brain", "action=add", "type=learning", f"text={DEEP}", cwd=project)
+    assert (added.returncode, added.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "cursor", "copilot"])
+def test_deep_hook_stdin_is_one_line(project: Path, agent: str) -> None:
+    done = run_cli("hook", agent, "session-start", cwd=project, input=DEEP)
+    line = assert_one_line(done, "stdin: line 1: nested", code=0)
+    assert done.stdout == ""
+    assert line.startswith(f"voyager-brain hook {agent} session-start: ")
+
+
+@pytest.mark.parametrize(
+    ("data", "detail"),
+    [
+        (RULE + b"x = " + DEEP.encode() + b"\n", f"{RULES}:4: nested"),
+        (RULE.replace(b"no rm", b"no \xff rm"), f"{RULES}:2: not valid UTF-8"),
+        (RULE.replace(b"no rm", b"no \0 rm"), f"{RULES}: not valid TOML"),
+    ],
+    ids=["deep", "not-utf8", "nul"],
+)
+def test_a_broken_rules_file_is_one_line(project: Path, data: bytes, detail: str) -> None:
+    (project / RULES).write_bytes(data)
+    synced = run_cli("rules", "sync", cwd=project)
+    assert "Traceback" not in synced.stderr + synced.stdout
+    assert detail in synced.stdout + synced.stderr
+    doctor = run_cli("doctor", cwd=project)
+    assert "Traceback" not in doctor.stderr + doctor.stdout
+    assert doctor.returncode == 1 and detail in doctor.stdout
+    hook = _run(project, "hook pre-tool-use")
+    assert "Traceback" not in hook.stderr
+    assert hook.returncode == 0
+    assert (project / RULES).read_bytes() == data
+
+
+@pytest.mark.parametrize("command", ["status", "compact", "hook stop"])
+def test_front_matter_too_deep_to_write_back_is_one_line(project: Path, command: str) -> None:
+    # YAML reads 900 levels; writing them back (a compaction) ran out of stack.
+    path = project / BRAIN_MD
+    data = b"---\nkey: " + b"[" * 900 + b"]" * 900 + b"\n---\n" + path.read_bytes()
+    path.write_bytes(data)
+    done = _run(project, command)
+    assert_one_line(done, f"{BRAIN_MD}:2: front matter nested", code=0 if "hook" in command else 2)
+    assert path.read_bytes() == data
+
+
+def test_front_matter_that_holds_itself_is_still_written(project: Path) -> None:
+    path = project / BRAIN_MD
+    path.write_bytes(b"---\nloop: &x [*x]\n---\n" + path.read_bytes())
+    done = run_cli("compact", cwd=project)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "\nloop: &id001\n- *id001\n" in path.read_text()  # written back as YAML does
+
+
+# -- a hand-written title ---------------------------------------------------------------
+
+
+def test_a_hand_written_first_heading_stays_the_title(project: Path) -> None:
+    path = project / BRAIN_MD
+    path.write_text(
+        "# Team notes on the parser\n\nRead this first.\n\n"
+        "## Observation — 2026-03-21T14:30:00Z\nthe lexer is slow\n"
+    )
+    for args in (("add", "observation", "second"), ("compact",), ("add", "decision", "third")):
+        assert run_cli(*args, cwd=project).returncode == 0, args
+    text = path.read_text()
+    assert text.startswith("# Team notes on the parser\n\nRead this first.\n")
+    assert "Brain — Session Context" not in text
+    assert text.count("\n# ") == 0
+    assert "second" in text and "third" in text and "the lexer is slow" in text
+
+
+@pytest.mark.parametrize(
+    ("text", "heading"),
+    [
+        ("# Notes\n\nhi\n\n## Observation — 2026-03-21T14:30:00Z\nx\n", "# Notes"),
+        ("\n\n# Notes\n## Observation — 2026-03-21T14:30:00Z\nx\n", "# Notes"),
+        ("   # Indented, still a heading\n", "   # Indented, still a heading"),
+        ("text first\n# Notes\n", None),  # not a title: text comes before it
+        ("#hashtag\n", None),  # not a heading in CommonMark
+        ("## Notes\n", None),  # a level-2 heading is no title
+    ],
+)
+def test_which_first_line_is_a_title_of_its_own(text: str, heading: str | None) -> None:
+    doc = brainfile.parse(text, Path("brain.md"))
+    assert doc.heading == heading
+    rendered = brainfile.render(doc.replace(project="Fuzz"), Templates())
+    assert rendered.startswith(heading + "\n") if heading else "Fuzz Brain" in rendered
+    # A title of its own names no project; ours names the one it was rendered with.
+    again = brainfile.parse(rendered, Path("brain.md"))
+    assert again == doc.replace(project=None if heading else "Fuzz")
+
+
+def test_the_merge_driver_keeps_a_hand_written_title() -> None:
+    base = "# Team notes\n\n## Observation — 2026-03-21T14:30:00Z\nbase\n"
+    ours = base + "\n## Observation — 2026-03-21T14:31:00Z\nours\n"
+    theirs = base + "\n## Observation — 2026-03-21T14:32:00Z\ntheirs\n"
+    merged = merge_brain(base.encode(), ours.encode(), theirs.encode()).decode()
+    assert merged.startswith("# Team notes\n\n## Observation")
+    assert "ours" in merged and "theirs" in merged and "Brain — Session Context" not in merged
