@@ -72,7 +72,10 @@ def test_get_summarizer_by_name() -> None:
 
 
 @settings(max_examples=100)
-@given(st.lists(st.text(max_size=300), max_size=15), st.integers(60, 2000))
+@given(
+    st.lists(st.text(st.characters(blacklist_characters="\0"), max_size=300), max_size=15),
+    st.integers(60, 2000),
+)
 def test_never_longer_than_asked_and_deterministic(texts: list[str], limit: int) -> None:
     entries = [entry(t, n) for n, t in enumerate(texts)]
     a = ExtractiveSummarizer().summarize(entries, limit)
