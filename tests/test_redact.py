@@ -555,3 +555,35 @@ def test_large_adversarial_input_stays_linear(text: str) -> None:
     started = time.perf_counter()
     redact(text)
     assert time.perf_counter() - started < 10
+
+
+def test_the_hint_is_kept_between_processes_and_made_again_when_stale(tmp_path: Path) -> None:
+    """A tool call's first `might_hold_secret` reads the hint the last process kept, and
+    does not import the table; a kept hint of another table is made again."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "VOYAGER_HOME": str(tmp_path)}
+    code = (
+        "import sys\nfrom voyager_brain import redact\n"
+        "print(redact.might_hold_secret('ls -la'), redact.might_hold_secret('ghp_' + 'x' * 36),"
+        " 'voyager_brain.secretkinds' in sys.modules)"
+    )
+
+    def run() -> str:
+        return subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        ).stdout.split()
+
+    assert run() == ["False", "True", "True"]  # made from the table, and kept
+    assert run() == ["False", "True", "False"]  # read back: the table is not imported
+    kept = tmp_path / "cache" / "redact-hint.marshal"
+    import marshal
+
+    stale = marshal.loads(kept.read_bytes())
+    stale[0] = [("providers.py", 1, 1)]  # the table's files as another version had them
+    stale[1] = ()  # and a hint that would miss every secret
+    kept.write_bytes(marshal.dumps(stale))
+    assert run() == ["False", "True", "True"]
+    assert redact_module._hint_data() == redact_module._hint_from_table()

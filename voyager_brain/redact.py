@@ -139,24 +139,69 @@ class _Hint:
     """What text must hold for any row to match: every row's anchors and words, and the
     regexes of the rows that have neither (a shape with no fixed part, such as a Discord
     bot token). Plain substring searches: a regex alternation of the same strings took
-    400 µs on 2 KB of text, these take 60."""
+    400 µs on 2 KB of text, these take 60. Kept in the cache folder between processes
+    (see `_hint_data`): importing the table to make them would cost each tool call 3 ms."""
 
     __slots__ = ("anchors", "in_markers", "shapes", "words")
 
     def __init__(self) -> None:
-        from .secretkinds import ALL_KINDS
-
-        self.anchors = tuple(dict.fromkeys(a for k in ALL_KINDS for a in k.anchors))
-        self.words = tuple(dict.fromkeys(w for k in ALL_KINDS for w in k.words))
-        shapes = [k.pattern for k in ALL_KINDS if not k.anchors and not k.words]
-        self.shapes = _compile_hint("|".join(f"(?:{s})" for s in shapes)) if shapes else None
+        anchors, words, shapes, in_markers = _hint_data()
+        self.anchors, self.words = anchors, words
+        self.shapes = _compile_hint(shapes) if shapes else None
         # What a marker put into the text may hold: a text's anchors and words once
         # some of it is redacted are the original's and these.
-        markers = "".join(f"[REDACTED:{k.name}]" for k in ALL_KINDS)
-        self.in_markers = frozenset(
-            [a for a in self.anchors if a in markers]
-            + [w for w in self.words if w in markers.lower()]
-        )
+        self.in_markers = frozenset(in_markers)
+
+
+_HintData = tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...]]
+
+
+def _hint_data() -> _HintData:
+    """The hint's anchors, words, shapes regex and the anchors and words markers hold:
+    read from ``$VOYAGER_HOME/cache/`` while the table's source files are as they were
+    when it was written, else made from the table (and written; errors are ignored)."""
+    import marshal
+    import os
+
+    from .paths import cache_folder
+
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "secretkinds")
+    key = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            st = os.stat(os.path.join(folder, name))
+            key.append((name, st.st_size, st.st_mtime_ns))
+    path = os.path.join(cache_folder(), "redact-hint.marshal")
+    try:
+        with open(path, "rb") as f:
+            stored = marshal.load(f)
+        if stored[0] == key:
+            return tuple(stored[1:])
+    except (OSError, ValueError, EOFError, TypeError, IndexError):
+        pass
+    data = _hint_from_table()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temp = f"{path}.{os.getpid()}.tmp"
+        with open(temp, "wb") as f:
+            marshal.dump([key, *data], f)
+        os.replace(temp, path)
+    except (OSError, ValueError):
+        pass
+    return data
+
+
+def _hint_from_table() -> _HintData:
+    from .secretkinds import ALL_KINDS
+
+    anchors = tuple(dict.fromkeys(a for k in ALL_KINDS for a in k.anchors))
+    words = tuple(dict.fromkeys(w for k in ALL_KINDS for w in k.words))
+    shapes = [k.pattern for k in ALL_KINDS if not k.anchors and not k.words]
+    markers = "".join(f"[REDACTED:{k.name}]" for k in ALL_KINDS)
+    in_markers = tuple(
+        [a for a in anchors if a in markers] + [w for w in words if w in markers.lower()]
+    )
+    return anchors, words, "|".join(f"(?:{s})" for s in shapes), in_markers
 
 
 _HINT: _Hint | None = None
