@@ -272,8 +272,11 @@ def _context_kinds() -> tuple[Kind, ...]:
                      (?=[A-Za-z0-9._~+/=-]*?[0-9]|.[A-Za-z0-9._~+/=-]*?[A-Z])
                      [A-Za-z0-9._~+/-]+=*)""",
              "Bearer " + _f(40, B64URL), words=("bearer",)),
+        # The user of the first -u after each `curl` (the gap never crosses another -u: a
+        # second pass must not reach past a redacted one to a -u the first pass left).
         Kind("password", "curl -u user:password", GENERIC,
-             r"""\bcurl\b[^\n]{0,1000}?[ \t](?:-u|--user)[ \t=]+["']?[^\s:"'@\[\]]+:
+             r"""curl\b(?:(?![ \t](?:-u|--user)[ \t=])[^\n]){0,1000}?[ \t](?:-u|--user)[ \t=]+
+                 ["']?[^\s:"'@\[\]]+:
                  (?P<value>(?![$%{*])[^\s"'\[\]]+)""",
              f"curl -u deploy:{_PASSWORD} https://ci.example.com", anchors=("curl",)),
         # Key/value assignments last: the more specific names above win when the value
