@@ -300,9 +300,9 @@ def make_memory_lines(count: int, seed: int = SEED) -> list[dict[str, object]]:
     return lines
 
 
-def write_memory_log(top: Path, count: int) -> bytes:
+def write_memory_log(top: Path, count: int, seed: int = SEED) -> bytes:
     """``.voyager/memory.jsonl`` of `count` lines (validated by the library); its bytes."""
-    lines = make_memory_lines(count)
+    lines = make_memory_lines(count, seed)
     for n, line in enumerate(lines):
         memory_log.validate(line, f"generated line {n + 1}")
     data = b"".join(memory_log.encode(line) for line in lines)

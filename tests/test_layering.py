@@ -33,6 +33,8 @@ LAYERS: list[set[str]] = [
     {"integrations"},
     # what uses every system: the public names, the health check, the demo
     {"__init__", "doctor", "demo"},
+    # the dashboard: only `voyager-brain ui` imports it
+    {"ui"},
     # the ways in
     {"cli"},
     {"__main__"},
@@ -59,7 +61,13 @@ HEAVY = {
     "re2": {"guard.patterns"},
     # file-system events: only `voyager-brain pipeline watch`
     "watchfiles": {"pipeline.watch"},
+    # the optional voyager-brain[ui] extra: only the dashboard, which only `ui` imports
+    "starlette": {"ui"},
+    "uvicorn": {"ui"},
 }
+#: Units that may import their heavy libraries at module scope: the command line, and
+#: the dashboard (its package is imported by `voyager-brain ui` alone).
+MODULE_SCOPE_OK = {"cli", "ui"}
 
 
 def module_name(package: Path, path: Path) -> str:
@@ -189,7 +197,7 @@ def heavy_imports(package: Path) -> list[str]:
                     continue
                 if here not in HEAVY[lib] and unit_of(here) not in HEAVY[lib]:
                     found.append(f"{here} imports {lib}")
-                elif id(node) in top_level and unit_of(here) != "cli":
+                elif id(node) in top_level and unit_of(here) not in MODULE_SCOPE_OK:
                     found.append(f"{here} imports {lib} at module scope")
     return found
 

@@ -242,3 +242,33 @@ class Templates:
         if self.override_dir is not None and (self.override_dir / name).is_file():
             return self.override_dir / name
         return builtin_template_dir() / name
+
+
+# -- HTML (the dashboard) ----------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _html_environment() -> jinja2.Environment:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(builtin_template_dir() / "ui")),
+        # Everything shown comes from files agents wrote: escape it all, always.
+        autoescape=True,
+        # Items of brain.json and the logs may lack optional fields: a missing one
+        # shows as nothing, as it does in the text commands.
+        undefined=jinja2.Undefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_html(name: str, /, **context: Any) -> str:
+    """The dashboard page `name` (a file of ``templates/ui/``), every value escaped.
+    The dashboard's templates are the product's, not a project's: no overrides."""
+    import jinja2
+
+    try:
+        return _html_environment().get_template(name).render(**context)
+    except jinja2.TemplateError as exc:
+        raise TemplateError(f"{builtin_template_dir() / 'ui' / name}: {exc}") from None

@@ -232,6 +232,17 @@ def m009_indexes(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+@migration
+def m010_dashboard_indexes(db: sqlite3.Connection) -> None:
+    """Indexes for the dashboard's pages over large histories: tool calls by time (the
+    newest first, the activity per day) and by tool."""
+    for statement in (
+        "CREATE INDEX IF NOT EXISTS tool_calls_timestamp ON tool_calls(timestamp)",
+        "CREATE INDEX IF NOT EXISTS tool_calls_tool ON tool_calls(tool, timestamp)",
+    ):
+        db.execute(statement)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
