@@ -30,6 +30,7 @@ LOG_TARGET_RATIO = 3.0  # `voyager-brain log` vs `git log -p -- .voyager`, same 
 REDACT_TRANSCRIPT_TARGET_MS = 500.0  # redact() of a 1 MB transcript, in process
 REDACT_OBSERVATION_TARGET_MS = 1.0  # redact() of a 200-byte observation, in process
 GUARD_HOOK_TARGET = 2.0  # pre-tool-use hook, 100 rules, 100k calls, vs `python -c pass`
+UI_PAGE_TARGET_MS = 200.0  # a dashboard page or its JSON twin, in process, warm
 HOOK_PAYLOAD = {
     "session_id": "bench",
     "transcript_path": "",
@@ -71,6 +72,13 @@ class Plan:
     recall_runs: int = 5  # warm rounds over every question; appends before a first query
     redact_bytes: int = 1_000_000  # the transcript redacted in one call
     redact_runs: int = 9  # x50 for the 200-byte observations
+    # The dashboard (`voyager-brain ui`): the populated project's sizes (benchmarks/uidata),
+    # the runs of each page, and of the first page in a new process.
+    ui_entries: int = 10_000
+    ui_learnings: int = 10_000
+    ui_tool_calls: int = 100_000
+    ui_runs: int = 9
+    ui_cold_runs: int = 5
     smoke: bool = False
 
     def load_runs(self, size: int) -> int:
@@ -150,6 +158,11 @@ SMOKE = Plan(
     recall_runs=1,
     redact_bytes=20_000,
     redact_runs=1,
+    ui_entries=200,  # uidata.populate_small's sizes
+    ui_learnings=200,
+    ui_tool_calls=2_000,
+    ui_runs=1,
+    ui_cold_runs=1,
     smoke=True,
 )
 

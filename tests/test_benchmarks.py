@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,6 +23,16 @@ def _table_rows(text: str, title: str) -> list[str]:
         if line.startswith("| ") and not line.startswith("| what "):
             rows.append(line)
     return rows
+
+
+def _has_dashboard() -> bool:
+    try:
+        import starlette.testclient  # noqa: F401
+
+        import voyager_brain.ui.app  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
@@ -120,14 +133,32 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(redaction, "import voyager_brain.redact") == 1
     assert count(redaction, "a first redact()") == 1
 
+    # The dashboard's rows need its extra (Starlette, and httpx2 for the test client).
+    dashboard = _table_rows(text, "Dashboard")
+    if _has_dashboard():
+        assert len(dashboard) == 25  # 12 pages x (HTML, JSON twin) + the first page
+        assert count(dashboard, "format=json") == 12
+        for page in ("GET / ", "GET /brain ", "GET /state ", "GET /memory ", "GET /rules "):
+            assert count(dashboard, f"| {page}(") == 1, page
+        assert count(dashboard, "GET /memory?q=") == 2
+        assert count(dashboard, "GET /history/") == 4
+        assert count(dashboard, "GET /history?project=") == 2
+        assert count(dashboard, "GET /pipeline") == 2
+        assert count(dashboard, "200 entries, 2,000 calls") == 25
+        assert count(dashboard, "first GET / of a new app in a new process") == 1
+    else:
+        assert dashboard == []
+
     every = load + persist + compaction + startup + memory + hook + merge + history + guard
-    every += pipeline + continuity + recall + redaction
+    every += pipeline + continuity + recall + redaction + dashboard
     for row in every:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
         float(cells[3])  # ours (ms) is a number
     beside_floor = [row for row in redaction if "python -c pass" not in row]
-    for row in memory + hook + merge + history + guard + pipeline + tokens + beside_floor:
+    for row in (
+        memory + hook + merge + history + guard + pipeline + tokens + beside_floor + dashboard
+    ):
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         float(cells[4])
         assert cells[5].endswith("x"), row
@@ -135,3 +166,47 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert "## Missed targets" in text
     # --output is honoured: the committed results are left alone.
     assert (committed.read_bytes() if committed.exists() else None) == before
+
+
+def test_populate_small_makes_a_project_the_cli_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """benchmarks/uidata.py's small project: the sizes asked for, in every store, and the
+    commands a person would run on it answer without an error."""
+    if str(ROOT) not in sys.path:  # benchmarks/ is a folder of the repository, not installed
+        monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks.uidata import counts, populate_small
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("VOYAGER_HOME", str(home))
+    monkeypatch.delenv("VOYAGER_MEMORY_PATH", raising=False)
+    top = populate_small(tmp_path, home=home)
+    assert top == (tmp_path / "project").resolve()
+    rows = counts(home)
+    assert rows["projects"] == 3 and rows["sessions"] == 200 and rows["rules"] == 16
+    assert rows["tool_calls"] == 2_000
+    assert 0.01 * 2_000 < rows["rule_triggers"] < 0.1 * 2_000
+    memory = (top / ".voyager" / "memory.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(memory) > 200
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for args in (
+        ["-C", str(top), "status"],
+        ["-C", str(top), "show"],
+        ["-C", str(top), "pipeline", "status"],
+        ["-C", str(top), "history", "sessions"],
+        ["-C", str(top), "rules", "list", "--all"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "voyager_brain", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+        assert done.stdout.strip() and not done.stderr.strip(), (args, done.stderr)
+    status = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "-C", str(top), "pipeline", "status"],
+        capture_output=True, text=True, env=env, timeout=120,
+    ).stdout  # fmt: skip
+    assert "status:   running" in status and "retries:  1" in status
