@@ -364,7 +364,12 @@ def test_the_rules_page_counts_triggers_per_day(client: TestClient) -> None:
     for rule in fired:
         assert sum(n for _, n in rule["per_day"]) == rule["recent"] <= rule["triggers"]
     assert any(not r["active"] for r in data["rules"])
-    assert "Rule triggers per day" in client.get("/rules").text
+    page = client.get("/rules").text
+    assert "Rule triggers per day" in page
+    # A colour per rule for the 7 that fired most; the rest are one series.
+    recent = [r for r in data["rules"] if r["recent"]]
+    assert len(recent) > 8
+    assert f"{len(recent) - 7} other rules" in page
 
 
 def test_a_running_pipeline_refreshes_and_shows_its_stages(client: TestClient) -> None:

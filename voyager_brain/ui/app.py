@@ -220,6 +220,10 @@ class _App:
         )
 
 
+#: The series of the rules' chart: one per palette colour.
+TRIGGER_SERIES = len(charts.PALETTE)
+
+
 class PICTURES:
     """The pictures the templates draw, from the pages' data (see `charts`)."""
 
@@ -236,11 +240,19 @@ class PICTURES:
 
     @staticmethod
     def triggers(data: dict[str, Any]) -> str:
-        series = {
-            f"#{r['id']} {r['description']}": [(d, n) for d, n in r["per_day"]]
-            for r in data["rules"]
-            if r["recent"]
-        }
+        """The rules that fired most, a colour each; the rest summed as one series (more
+        colours than the palette's could not be told apart)."""
+        fired = sorted((r for r in data["rules"] if r["recent"]), key=lambda r: -r["recent"])
+        shown, rest = fired[: TRIGGER_SERIES - 1], fired[TRIGGER_SERIES - 1 :]
+        if len(rest) == 1:
+            shown, rest = fired, []
+        series = {f"#{r['id']} {r['description']}": r["per_day"] for r in shown}
+        if rest:
+            others = [0] * len(data["days"])
+            for rule in rest:
+                for n, (_, count) in enumerate(rule["per_day"]):
+                    others[n] += count
+            series[f"{len(rest)} other rules"] = list(zip(data["days"], others, strict=True))
         return charts.daily_bars(series, days=data["days"], title="Rule triggers per day")
 
 
