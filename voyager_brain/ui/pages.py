@@ -61,7 +61,8 @@ def overview(dash: Dashboard) -> dict[str, Any]:
     if db is not None:
         rows = db.execute(
             "SELECT s.project_id, s.id, s.task, s.started_at, s.ended_at, s.status"
-            " FROM sessions s WHERE s.id IN (SELECT MAX(id) FROM sessions GROUP BY project_id)"
+            " FROM sessions s WHERE s.id = (SELECT s2.id FROM sessions s2"
+            " WHERE s2.project_id = s.project_id ORDER BY s2.started_at DESC, s2.id DESC LIMIT 1)"
         )
         last = {row["project_id"]: dict(row) for row in rows}
     projects = []
@@ -138,7 +139,7 @@ def brain_page(
     counts = dict.fromkeys(ENTRY_TYPES, 0)
     for entry in brain.entries:
         counts[entry.type] += 1
-    tokens = -(-brain.chars // 4)
+    tokens = -(-brain.chars // brain.chars_per_token)
     return {
         "project": project.to_dict(),
         "name": brain.project,

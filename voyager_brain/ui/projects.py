@@ -81,6 +81,7 @@ class Brain:
     entries: tuple[BrainEntry, ...]
     state: ProjectState
     compact_budget_tokens: int
+    chars_per_token: int
     chars: int
     last_compaction: datetime | None
 
@@ -183,6 +184,7 @@ class Dashboard:
             entries=state.entries,
             state=bm.state,
             compact_budget_tokens=bm.config.compact_budget_tokens,
+            chars_per_token=bm.config.chars_per_token,
             chars=len(state.content),
             last_compaction=bm.last_compaction,
         )
