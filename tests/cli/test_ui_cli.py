@@ -70,6 +70,22 @@ def test_each_start_has_a_new_token(repo: Path, stop: list[subprocess.Popen[str]
     assert one.split("token=")[1] != two.split("token=")[1]
 
 
+def test_two_dashboards_on_one_host_keep_their_own_cookies(
+    repo: Path, stop: list[subprocess.Popen[str]]
+) -> None:
+    """Browsers share cookies across the ports of a host: each port has its own name."""
+    first, one = _start(repo)
+    second, two = _start(repo)
+    stop += [first, second]
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    for link in (one, two):
+        with browser.open(link, timeout=10) as answer:
+            assert answer.status == 200
+    for link in (one, two):
+        with browser.open(link.split("?")[0] + "brain", timeout=10) as answer:
+            assert answer.status == 200
+
+
 def test_another_host_prints_a_warning(repo: Path, stop: list[subprocess.Popen[str]]) -> None:
     server, url = _start(repo, "--host", "0.0.0.0")
     stop.append(server)

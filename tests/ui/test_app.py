@@ -122,6 +122,7 @@ def test_no_token_is_403_on_every_route(populated: tuple[Path, Path]) -> None:
     anonymous = client_for(top, home / "history.db", login=False)
     for path in [*PAGES, "/static/style.css", "/brain/entry?key=x"]:
         assert anonymous.get(path).status_code == 403, path
+    assert anonymous.get("/favicon.ico").status_code == 200  # the logo alone: no data
     assert anonymous.get("/?format=json").json()["error"].startswith("this dashboard needs")
     anonymous.cookies.set(COOKIE, "wrong")
     assert anonymous.get("/").status_code == 403
@@ -161,6 +162,8 @@ def test_assets_come_from_a_fixed_list_never_a_path(client: TestClient) -> None:
     css = client.get("/static/style.css")
     assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
     assert client.get("/static/app.js").status_code == 200
+    icon = client.get("/static/favicon.svg")
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
     for path in ("/static/base.html.j2", "/static/..%2F..%2Fpyproject.toml", "/static/x.css"):
         assert client.get(path).status_code == 404, path
 
@@ -296,7 +299,9 @@ def test_the_project_state_flags_stale_key_files(client: TestClient) -> None:
     assert len(stale) < len(data["key_files"])
     severities = [i.get("severity") for i in data["known_issues"]]
     assert severities[0] == "critical"
-    assert "stale: missing" in client.get("/state").text
+    page = client.get("/state").text
+    assert "stale: missing" in page
+    assert 'class="sev sev-"' not in page  # an issue without a severity has no badge
 
 
 def test_the_memory_ranks_learnings_and_recalls(client: TestClient) -> None:
@@ -446,6 +451,8 @@ def test_unknown_things_are_404_with_a_message(client: TestClient) -> None:
         assert "Not found" in page.text
     assert "no session" in client.get("/history/999999?format=json").json()["error"]
     assert client.get("/history?decision=maybe").status_code == 404
+    unknown = client.get("/brain/entry?key=Observation — 1999-01-01T00:00:00Z&format=json")
+    assert unknown.status_code == 404 and "no entry" in unknown.json()["error"]
 
 
 def test_another_project_is_named_by_its_history_row(client: TestClient) -> None:

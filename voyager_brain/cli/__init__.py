@@ -6,7 +6,8 @@ click's own usage errors exit 2 as well. Open `common.py` first, then the module
 for the command: `session` (init, status, add, compact), `state` (save, show, import),
 `context`, `memory` (brain, memory ...), `git` (diff, log, blame, commit, install git,
 merge-driver), `integrations` (hook, install claude), `rules` and `history` (guard rules
-and the session history), `pipeline` (the multi-agent pipeline), `ui` (the dashboard), `doctor`, `demo`.
+and the session history), `pipeline` (the multi-agent pipeline), `ui` (the dashboard),
+`doctor`, `demo`.
 """
 
 from __future__ import annotations

@@ -33,10 +33,15 @@ from ..render import builtin_template_dir, render_html
 from . import activity, charts, pages
 from .projects import Clock, Dashboard, PageError
 
-#: The cookie that holds the token after the first visit.
+#: The cookie that holds the token after the first visit; a dashboard on another port
+#: has its own (browsers share cookies across the ports of a host), see `cookie_name`.
 COOKIE = "voyager_ui_token"
 #: The assets the pages load: a name in the URL, a file of ``templates/ui/static/``.
-ASSETS = {"style.css": "text/css; charset=utf-8", "app.js": "text/javascript; charset=utf-8"}
+ASSETS = {
+    "style.css": "text/css; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
+}
 #: The pages in the navigation bar: path, title.
 NAV = (
     ("/", "Overview"),
@@ -90,7 +95,7 @@ class _App:
         scheme, _, value = header.partition(" ")
         if scheme.lower() in ("token", "bearer") and value:
             return value.strip(), False
-        return request.cookies.get(COOKIE), False
+        return request.cookies.get(cookie_name(request)), False
 
     def _valid(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
@@ -111,7 +116,7 @@ class _App:
                 params = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
                 target = request.url.path + (f"?{urlencode(params)}" if params else "")
                 response: Response = RedirectResponse(target, status_code=303)
-                self._set_cookie(response)
+                self._set_cookie(request, response)
             else:
                 response = await handler(request)
             response.headers.update(HEADERS)
@@ -119,8 +124,10 @@ class _App:
 
         return endpoint
 
-    def _set_cookie(self, response: Response) -> None:
-        response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+    def _set_cookie(self, request: Request, response: Response) -> None:
+        response.set_cookie(
+            cookie_name(request), self.token, httponly=True, samesite="strict", path="/"
+        )
 
     def refuse(self, request: Request, reason: str) -> Response:
         if _wants_json(request):
@@ -211,6 +218,10 @@ class _App:
         body = (builtin_template_dir() / "ui" / "static" / name).read_bytes()
         return Response(body, media_type=ASSETS[name])
 
+    async def favicon(self, request: Request) -> Response:
+        body = (builtin_template_dir() / "ui" / "static" / "favicon.svg").read_bytes()
+        return Response(body, media_type=ASSETS["favicon.svg"], headers=HEADERS)
+
     async def not_found(self, request: Request) -> Response:
         return self._html(
             "error.html.j2",
@@ -254,6 +265,13 @@ class PICTURES:
                     others[n] += count
             series[f"{len(rest)} other rules"] = list(zip(data["days"], others, strict=True))
         return charts.daily_bars(series, days=data["days"], title="Rule triggers per day")
+
+
+def cookie_name(request: Request) -> str:
+    """The token's cookie for the port the request came to: two dashboards on one host
+    (each with its token) would otherwise sign each other out."""
+    port = request.url.port
+    return COOKIE if port is None else f"{COOKIE}_{port}"
 
 
 def _title(path: str) -> str:
@@ -380,6 +398,9 @@ def create_app(
         ),
         Route("/pipeline", app.page("pipeline.html.j2", _pipeline)),
         Route("/static/{name}", app.guarded(app.asset)),
+        # Browsers ask for it on every page that names no icon (a JSON twin, a 403), with
+        # or without the cookie: the logo only, so it needs no token.
+        Route("/favicon.ico", app.favicon),
     ]
     starlette = Starlette(routes=routes)
 

@@ -15,7 +15,7 @@ from ..memory import schedule
 from ..memory.store import MemoryStore
 from ..session.model import ENTRY_TYPES, TYPE_LABELS
 from ..timestamps import format_timestamp
-from .projects import Dashboard, Project
+from .projects import Dashboard, PageError, Project
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -176,7 +176,10 @@ def entry_history(dash: Dashboard, project: Project, key: str) -> dict[str, Any]
     from ..git.blame import blame
 
     bm = dash.manager(project)
-    found = blame(bm.top, "entry", key)
+    try:
+        found = blame(bm.top, "entry", key)
+    except BrainError as exc:  # no such entry, or more than one: say so, as a 404
+        raise PageError(str(exc)) from None
     return {
         "project": project.to_dict(),
         "key": key,
