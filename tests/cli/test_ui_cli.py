@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -111,3 +112,30 @@ def test_a_port_in_use_is_one_line_and_exit_2(
     assert done.returncode == 2
     assert done.stderr.startswith(f"voyager-brain: cannot listen on 127.0.0.1:{port}")
     assert "Traceback" not in done.stderr
+
+
+def test_the_browser_opens_the_printed_link_unless_no_browser(repo: Path, tmp_path: Path) -> None:
+    """`webbrowser` runs $BROWSER: here a script that writes down the link it was given."""
+    opened = tmp_path / "opened.txt"
+    fake = tmp_path / "browser.py"
+    fake.write_text(f"import sys, pathlib\npathlib.Path({str(opened)!r}).write_text(sys.argv[1])\n")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "voyager_brain", "ui", "--port", "0"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "BROWSER": f"{sys.executable} {fake} %s"},
+    )
+    try:
+        assert server.stdout is not None
+        url = re.search(r"http://\S+", server.stdout.readline() + server.stdout.readline())
+        assert url is not None
+        for _ in range(100):
+            if opened.exists() and opened.read_text():
+                break
+            time.sleep(0.1)
+        assert opened.read_text() == url.group(0)
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)

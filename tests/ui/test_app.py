@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from voyager_brain import BrainEntry, BrainManager
@@ -465,3 +467,62 @@ def test_another_project_is_named_by_its_history_row(client: TestClient) -> None
 def test_json_twins_are_valid_json_with_non_ascii_text(client: TestClient) -> None:
     body = client.get("/brain?format=json").content.decode("utf-8")
     assert json.loads(body)["entries"]["total"] > 0
+
+
+def test_a_history_that_is_not_a_database_is_named_and_the_brain_pages_still_work(
+    repo: Path, tmp_path: Path
+) -> None:
+    history = tmp_path / "history.db"
+    history.write_bytes(b"this is not SQLite\n" * 100)
+    client = client_for(repo, history)
+    overview = client.get("/?format=json").json()
+    assert "not a SQLite database" in overview["history"]["error"]
+    assert overview["projects"][0]["summary"]["goal"] is None  # here, still shown
+    assert "not a SQLite database" in client.get("/").text
+    for path in ("/history", "/rules", "/history/1"):
+        page = client.get(path)
+        assert page.status_code == 200 and "not a SQLite database" in page.text, path
+    assert client.get("/brain").status_code == 200
+    assert history.read_bytes() == b"this is not SQLite\n" * 100
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    path=st.sampled_from(["/", "/brain", "/state", "/memory", "/history", "/rules", "/pipeline"]),
+    params=st.dictionaries(
+        st.sampled_from(["project", "type", "q", "page", "tool", "decision", "key", "format"]),
+        st.text(max_size=40),
+        max_size=4,
+    ),
+)
+def test_no_query_makes_a_page_fail(client: TestClient, path: str, params: dict[str, str]) -> None:
+    """Whatever the query says, the answer is a page or a one-line error, never a 500."""
+    answer = client.get(path, params=params)
+    assert answer.status_code in (200, 404), (answer.status_code, answer.text[:500])
+    assert "Traceback" not in answer.text and "internal error" not in answer.text
+
+
+def test_every_page_works_on_the_large_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's size: 10,000 brain entries, 10,000 memory lines, 100,000 tool calls
+    (how fast is benchmarks/ui.py's business; here, that every page answers whole)."""
+    from benchmarks.uidata import populate
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("VOYAGER_HOME", str(home))
+    top = populate(tmp_path, home=home)
+    gdb.close_all()
+    client = client_for(top, home / "history.db")
+    sessions = client.get("/history?format=json").json()["sessions"]
+    assert sessions["total"] == 200
+    for path in [*PAGES, f"/history/{sessions['items'][-1]['id']}"]:
+        for twin in ("", "format=json"):
+            url = path + (("&" if "?" in path else "?") + twin if twin else "")
+            answer = client.get(url)
+            assert answer.status_code == 200, url
+            assert "Something went wrong" not in answer.text, url
+    assert client.get("/brain?format=json").json()["entries"]["total"] > 10_000
+    assert client.get("/history?tool=Bash&format=json").json()["tool_calls"]["total"] > 10_000

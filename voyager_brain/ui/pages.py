@@ -8,6 +8,7 @@ instead of failing the whole page.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 from ..errors import BrainError
@@ -56,7 +57,8 @@ def guarded(read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 def overview(dash: Dashboard) -> dict[str, Any]:
     """Every project: its goal, blockers, severe issues, last session, and how the
     session-start context spends its budget by section."""
-    db = dash.history()
+    problem = dash.history_problem()
+    db = None if problem else dash.history()
     last: dict[int, dict[str, Any]] = {}
     if db is not None:
         rows = db.execute(
@@ -74,7 +76,11 @@ def overview(dash: Dashboard) -> dict[str, Any]:
         projects.append(card)
     return {
         "projects": projects,
-        "history": {"path": dash.history_path, "exists": db is not None},
+        "history": {
+            "path": dash.history_path,
+            "exists": os.path.exists(dash.history_path),
+            "error": problem,
+        },
     }
 
 

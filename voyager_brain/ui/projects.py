@@ -111,10 +111,28 @@ class Dashboard:
     # -- the history ------------------------------------------------------------------
 
     def history(self) -> sqlite3.Connection | None:
-        """history.db, or None when there is none yet (it is never created here)."""
+        """history.db, or None when there is none yet (it is never created here).
+
+        Raises `HistoryError` when it cannot be opened (not a database, too new)."""
         if not os.path.exists(self.history_path):
             return None
         return history_db.connect(self.history_path)
+
+    def history_problem(self) -> str | None:
+        """Why history.db cannot be read, or None when it can (or is absent)."""
+        try:
+            self.history()
+        except BrainError as exc:
+            return str(exc)
+        return None
+
+    def _readable_history(self) -> sqlite3.Connection | None:
+        """history.db for the pages that can do without it (the overview, the brain
+        pages): None when it cannot be read, as the history pages say why."""
+        try:
+            return self.history()
+        except BrainError:
+            return None
 
     # -- projects ---------------------------------------------------------------------
 
@@ -122,7 +140,7 @@ class Dashboard:
         """Here first, then every project the history knows, the latest session first."""
         here = self.here()
         found = [here]
-        db = self.history()
+        db = self._readable_history()
         if db is None:
             return found
         rows = db.execute(
@@ -140,7 +158,7 @@ class Dashboard:
     def here(self) -> Project:
         """The project the dashboard was opened on."""
         row_id = None
-        db = self.history()
+        db = self._readable_history()
         if db is not None:
             row = db.execute(
                 "SELECT id FROM projects WHERE path = ?", (os.path.realpath(self.top),)
