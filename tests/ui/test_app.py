@@ -292,6 +292,12 @@ def test_each_entry_links_to_its_history_in_git(client: TestClient) -> None:
     assert page.status_code == 200
     blame = page.json()["blame"]
     assert blame["present"] and blame["introduced"]["sha"]
+    log = page.json()["log"]
+    assert [c["sha"] for c in log if "added" in c["ops"]] == [blame["introduced"]["sha"]]
+    assert (
+        "Commits that changed it"
+        in client.get("/brain/entry", params={"key": entry["heading"]}).text
+    )
 
 
 def test_the_project_state_flags_stale_key_files(client: TestClient) -> None:

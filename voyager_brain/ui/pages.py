@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from ..errors import BrainError
 from ..memory import schedule
 from ..memory.store import MemoryStore
-from ..session.model import ENTRY_TYPES, TYPE_LABELS
+from ..session.model import ENTRY_TYPES, LABEL_TYPES, TYPE_LABELS
 from ..timestamps import format_timestamp
 from .projects import Dashboard, PageError, Project
 
@@ -177,8 +177,15 @@ def _entry(entry: Any) -> dict[str, Any]:
     }
 
 
+#: The commits of brain.md an entry's page looks through, newest first.
+LOG_LIMIT = 100
+
+
 def entry_history(dash: Dashboard, project: Project, key: str) -> dict[str, Any]:
-    """Where one brain.md entry came from in git (`voyager-brain blame entry KEY`)."""
+    """Where one brain.md entry came from in git (`voyager-brain blame entry KEY`), and
+    the commits among brain.md's latest `LOG_LIMIT` that added, edited, removed or
+    compacted it (as `voyager-brain log .voyager/brain.md` reports them)."""
+    from ..git.audit import history
     from ..git.blame import blame
 
     bm = dash.manager(project)
@@ -186,16 +193,39 @@ def entry_history(dash: Dashboard, project: Project, key: str) -> dict[str, Any]
         found = blame(bm.top, "entry", key)
     except BrainError as exc:  # no such entry, or more than one: say so, as a 404
         raise PageError(str(exc)) from None
+    label, _, stamp = found.key.partition(" — ")
+    wanted = (LABEL_TYPES.get(label), stamp)
+    log = []
+    with history(bm.top, [".voyager/brain.md"], limit=LOG_LIMIT) as records:
+        for record in records:
+            changes = record.changes.entries
+            ops = [
+                op
+                for op, entries in (
+                    ("added", changes.added),
+                    ("edited", [new for _, new in changes.edited]),
+                    ("removed", changes.removed),
+                    ("compacted", changes.compacted),
+                )
+                if any(_slot(e) == wanted for e in entries)
+            ]
+            if ops:
+                log.append({**record.commit.to_dict(), "ops": ops})
     return {
         "project": project.to_dict(),
-        "key": key,
+        "key": found.key,
         "blame": found.to_dict(),
+        "log": log,
         "text": found.render_text(),
         "commands": [
-            f'voyager-brain blame entry "{key}"',
+            f'voyager-brain blame entry "{found.key}"',
             "voyager-brain log .voyager/brain.md",
         ],
     }
+
+
+def _slot(entry: Any) -> tuple[str | None, str | None]:
+    return entry.type, format_timestamp(entry.timestamp) if entry.timestamp else None
 
 
 # -- the project state ---------------------------------------------------------------------
