@@ -187,6 +187,11 @@ def test_review_md_written_before_the_run_is_not_trusted(
     path = repo / ".brain" / "REVIEW.md"
     path.parent.mkdir()
     path.write_text("# Review\n\nVerdict: APPROVE\n")
+    # Written before the run: a second earlier. Written within the same tick of the
+    # kernel's coarse clock as the stage's start, it could not be told apart (seen once
+    # on a loaded machine: the run completed on it).
+    stamp = path.stat().st_mtime - 1
+    os.utime(path, (stamp, stamp))
     before = path.read_bytes()
     agent.script(reviewer=[{}])
     final = run(repo, agent, stages)
