@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import sqlite3
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from benchmarks.content import drop_caches
+from benchmarks.continuity import personal_folder
 from benchmarks.plan import UI_PAGE_TARGET_MS, Plan, Results, Row
 from benchmarks.session import child_env
 from benchmarks.timing import medians_interleaved
@@ -47,21 +46,6 @@ response = client.get(url + ("&" if "?" in url else "?") + "token=" + token)
 elapsed = (time.perf_counter() - start) * 1000
 print(json.dumps({"ms": elapsed, "status": response.status_code, "body": response.text[:300]}))
 """
-
-
-@contextmanager
-def _voyager_home(home: Path) -> Iterator[None]:
-    """VOYAGER_HOME pointed at `home` meanwhile (the run's own holds the guard
-    benchmark's history), restored afterwards."""
-    saved = os.environ.get("VOYAGER_HOME")
-    os.environ["VOYAGER_HOME"] = str(home)
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("VOYAGER_HOME", None)
-        else:
-            os.environ["VOYAGER_HOME"] = saved
 
 
 def _sessions(home: Path) -> tuple[int, int, int, int]:
@@ -123,7 +107,7 @@ def bench_ui(results: Results, plan: Plan, parent: Path, pycache: Path) -> None:
     folder = parent / "ui"
     folder.mkdir()
     home = folder / "home"
-    with _voyager_home(home):
+    with personal_folder(home):
         print(
             f"populating the dashboard's project: {plan.ui_entries:,} entries, "
             f"{plan.ui_learnings:,} learnings, {plan.ui_tool_calls:,} tool calls ...",

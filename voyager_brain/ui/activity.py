@@ -108,19 +108,29 @@ def history_page(
     return out
 
 
-def _sessions(db: sqlite3.Connection, project_id: int | None, number: int) -> dict[str, Any]:
-    where, params = ("WHERE project_id = ?", [project_id]) if project_id is not None else ("", [])
-    total = db.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
+def _paged(
+    db: sqlite3.Connection, column: str, base: str, order: str, params: list[Any], number: int
+) -> tuple[dict[str, Any], list[Any]]:
+    """Page `number` of ``SELECT column base ORDER BY order``: the page's numbers
+    (``page``, ``pages``, ``total``) and the values of `column` on it."""
+    total = db.execute(f"SELECT COUNT(*) {base}", params).fetchone()[0]
     page, pages, offset = _page_of(number, total)
-    ids = [
+    values = [
         row[0]
         for row in db.execute(
-            f"SELECT id FROM sessions {where} ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?",
+            f"SELECT {column} {base} ORDER BY {order} LIMIT ? OFFSET ?",
             [*params, PER_PAGE, offset],
         )
     ]
-    rows = [queries.find_session(db, str(i)) for i in ids]
-    return {"page": page, "pages": pages, "total": total, "items": rows}
+    return {"page": page, "pages": pages, "total": total}, values
+
+
+def _sessions(db: sqlite3.Connection, project_id: int | None, number: int) -> dict[str, Any]:
+    where, params = ("WHERE project_id = ?", [project_id]) if project_id is not None else ("", [])
+    shown, ids = _paged(
+        db, "id", f"FROM sessions {where}", "started_at DESC, id DESC", params, number
+    )
+    return {**shown, "items": [queries.find_session(db, str(i)) for i in ids]}
 
 
 def _tool_calls(
@@ -139,16 +149,9 @@ def _tool_calls(
     if decision:
         where.append(DECISION_SQL[decision])
     base = f"FROM tool_calls tc{joins}" + (f" WHERE {' AND '.join(where)}" if where else "")
-    total = db.execute(f"SELECT COUNT(*) {base}", params).fetchone()[0]
-    page, pages, offset = _page_of(number, total)
-    ids = [
-        row[0]
-        for row in db.execute(
-            f"SELECT tc.id {base} ORDER BY tc.timestamp DESC, tc.id DESC LIMIT ? OFFSET ?",
-            [*params, PER_PAGE, offset],
-        )
-    ]
-    return {"page": page, "pages": pages, "total": total, "items": _calls(db, ids)}
+    order = "tc.timestamp DESC, tc.id DESC"
+    shown, ids = _paged(db, "tc.id", base, order, params, number)
+    return {**shown, "items": _calls(db, ids)}
 
 
 def _calls(db: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]:
@@ -227,17 +230,15 @@ def session_page(
         where += (
             f" AND EXISTS (SELECT 1 FROM tool_calls tc WHERE tc.message_id = m.id AND {condition})"
         )
-    total = db.execute(f"SELECT COUNT(*) FROM messages m {where}", [session["id"], *params])
-    count = total.fetchone()[0]
-    page, pages, offset = _page_of(page, count)
-    messages = [
-        {**dict(row), "tool_calls": []}
-        for row in db.execute(
-            "SELECT m.id, m.session_id, m.role, m.content, m.timestamp, m.external_id"
-            f" FROM messages m {where} ORDER BY m.timestamp, m.id LIMIT ? OFFSET ?",
-            [session["id"], *params, PER_PAGE, offset],
-        )
-    ]
+    base = f"FROM messages m {where}"
+    shown, ids = _paged(db, "m.id", base, "m.timestamp, m.id", [session["id"], *params], page)
+    rows = db.execute(
+        "SELECT m.id, m.session_id, m.role, m.content, m.timestamp, m.external_id"
+        f" FROM messages m WHERE m.id IN ({','.join('?' * len(ids))})",
+        ids,
+    )
+    found = {row["id"]: {**dict(row), "tool_calls": []} for row in rows}
+    messages = [found[i] for i in ids]
     by_id = {m["id"]: m for m in messages}
     if by_id:
         marks = ",".join("?" * len(by_id))
@@ -265,7 +266,7 @@ def session_page(
         "filters": {"tool": tool, "decision": decision},
         "tools": tools,
         "decisions": list(DECISIONS),
-        "messages": {"page": page, "pages": pages, "total": count, "items": messages},
+        "messages": {**shown, "items": messages},
     }
 
 
