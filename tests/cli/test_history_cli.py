@@ -210,3 +210,12 @@ def test_an_unknown_session_is_one_line_and_exit_2(
         "voyager-brain: no session '12345' in the history (give a row id or a session id"
         " from `voyager-brain history sessions`)\n"
     )
+
+
+@pytest.mark.parametrize("ref", ["²", "١٢"])  # digits to str.isdigit, not to int()
+def test_a_session_ref_of_other_digits_is_one_line_and_exit_2(
+    ref: str, imported: Path, repo: Path
+) -> None:
+    result = run_cli("history", "show", ref, cwd=repo)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"voyager-brain: no session {ref!r} in the history")

@@ -532,3 +532,14 @@ def test_every_page_works_on_the_large_project(
             assert "Something went wrong" not in answer.text, url
     assert client.get("/brain?format=json").json()["entries"]["total"] > 10_000
     assert client.get("/history?tool=Bash&format=json").json()["tool_calls"]["total"] > 10_000
+
+
+def test_a_post_for_an_unknown_rule_or_a_bad_value_says_so(populated: tuple[Path, Path]) -> None:
+    top, home = populated
+    editor = client_for(top, home / "history.db", allow_edits=True)
+    csrf = _csrf(editor)
+    unknown = editor.post("/rules/9999/active?format=json", data={"csrf": csrf, "active": "0"})
+    assert unknown.status_code == 404 and "no rule with id 9999" in unknown.json()["error"]
+    bad = editor.post("/rules/1/active", data={"csrf": csrf, "active": "maybe"})
+    assert bad.status_code == 400 and "expected 0 or 1" in bad.text
+    assert _active(home / "history.db", 1) == 1

@@ -60,7 +60,7 @@ def find_session(db: sqlite3.Connection, ref: str) -> dict[str, Any]:
     Raises `HistoryError` when no session, or more than one, matches."""
     base = f"SELECT {_SESSION_COLUMNS} FROM sessions s JOIN projects p ON p.id = s.project_id"
     ref = ref.strip()
-    if ref.isdigit():
+    if ref.isascii() and ref.isdigit():  # "²" is a digit to str.isdigit, not to int()
         found = _dicts(db.execute(f"{base} WHERE s.id = ?", (int(ref),)))
         if found:
             return found[0]

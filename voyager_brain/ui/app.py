@@ -27,11 +27,11 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from .. import __version__
-from ..errors import BrainError
-from ..guard.rules import get_rule, set_active
+from ..errors import BrainError, RuleError
+from ..guard.rules import set_active
 from ..render import builtin_template_dir, render_html
 from . import activity, charts, pages
-from .projects import Clock, Dashboard, PageError
+from .projects import NO_HISTORY, Clock, Dashboard, PageError
 
 #: The cookie that holds the token after the first visit; a dashboard on another port
 #: has its own (browsers share cookies across the ports of a host), see `cookie_name`.
@@ -68,7 +68,7 @@ Page = Callable[[Request, Dashboard], dict[str, Any]]
 
 def _int(request: Request, name: str, default: int = 1) -> int:
     value = request.query_params.get(name, "")
-    return int(value) if value.isdigit() else default
+    return int(value) if value.isascii() and value.isdigit() else default
 
 
 def _text(request: Request, name: str) -> str:
@@ -129,15 +129,24 @@ class _App:
             cookie_name(request), self.token, httponly=True, samesite="strict", path="/"
         )
 
-    def refuse(self, request: Request, reason: str) -> Response:
+    def refuse(self, request: Request, reason: str, status: int = 403) -> Response:
+        """`reason` as the answer: a page, or ``{"error": ...}`` for a script."""
         if _wants_json(request):
-            return _json({"error": reason}, 403)
-        return self._html("error.html.j2", request, {"error": reason, "status": 403}, 403)
+            return _json({"error": reason}, status)
+        return self._html("error.html.j2", request, {"error": reason, "status": status}, status)
 
     # -- rendering ---------------------------------------------------------------------
 
     def _html(self, template: str, request: Request, data: Any, status: int = 200) -> Response:
-        text = render_html(
+        try:
+            return HTMLResponse(self._render(template, request, data), status_code=status)
+        except Exception as exc:  # a template that fails on odd data: say so, plainly
+            traceback.print_exc(file=sys.stderr)
+            text = f"voyager-brain ui: internal error: {exc.__class__.__name__}: {exc}\n"
+            return Response(text, status_code=500, media_type="text/plain; charset=utf-8")
+
+    def _render(self, template: str, request: Request, data: Any) -> str:
+        return render_html(
             template,
             data=data,
             nav=NAV,
@@ -151,7 +160,6 @@ class _App:
             here=self.dash.top,
             title=_title(request.url.path),
         )
-        return HTMLResponse(text, status_code=status)
 
     def page(self, template: str, build: Page) -> Any:
         """A page and its JSON twin, from one function of the request."""
@@ -193,20 +201,15 @@ class _App:
             )
         active = (form.get("active") or [""])[0]
         if active not in ("0", "1"):
-            return self.refuse(request, "active: expected 0 or 1")
-        db = self.dash.history()
-        if db is None:
-            return self.refuse(request, "no history.db")
-        rule_id = int(request.path_params["rule_id"])
+            return self.refuse(request, f"active: expected 0 or 1, got {active!r}", 400)
         try:
-            get_rule(db, rule_id)
-        except BrainError as exc:
-            return (
-                _json({"error": str(exc)}, 404)
-                if _wants_json(request)
-                else Response(str(exc), status_code=404)
-            )
-        rule = set_active(db, rule_id, active == "1")
+            db = self.dash.history()
+            if db is None:
+                return self.refuse(request, NO_HISTORY, 404)
+            rule = set_active(db, int(request.path_params["rule_id"]), active == "1")
+        except BrainError as exc:  # no such rule, or history.db cannot be written
+            return self.refuse(request, str(exc), 404 if isinstance(exc, RuleError) else 409)
+        rule_id = rule.id
         if _wants_json(request):
             return _json(rule.to_dict(), 200)
         return RedirectResponse(f"/rules#rule-{rule_id}", status_code=303)

@@ -172,7 +172,7 @@ class Dashboard:
         if not ref or (here.id is not None and ref == str(here.id)):
             return here
         db = self.history()
-        if not ref.isdigit() or db is None:
+        if not (ref.isascii() and ref.isdigit()) or db is None:
             raise PageError(f"no project {ref!r} in the history (see the overview)")
         row = db.execute("SELECT id, path, name FROM projects WHERE id = ?", (int(ref),)).fetchone()
         if row is None:
