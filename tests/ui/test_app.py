@@ -543,3 +543,20 @@ def test_a_post_for_an_unknown_rule_or_a_bad_value_says_so(populated: tuple[Path
     bad = editor.post("/rules/1/active", data={"csrf": csrf, "active": "maybe"})
     assert bad.status_code == 400 and "expected 0 or 1" in bad.text
     assert _active(home / "history.db", 1) == 1
+
+
+def test_a_secret_the_personal_log_keeps_is_not_shown(repo: Path, tmp_path: Path) -> None:
+    """redact_secrets = false keeps secrets in the personal log; the page masks them."""
+    from voyager_brain.memory.tool import brain_tool
+
+    BrainManager(repo).load()
+    (repo / ".voyager").mkdir(exist_ok=True)
+    (repo / ".voyager" / "config.toml").write_text("redact_secrets = false\n")
+    token = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+    brain_tool("add", cwd=str(repo), type="preference", text=f"token {token}", category="X")
+    home = Path(os.environ["VOYAGER_HOME"])
+    assert token in (home / "memory.jsonl").read_text()  # kept, as configured
+    client = client_for(repo, tmp_path / "history.db")
+    for path in ("/memory", "/memory?format=json"):
+        text = client.get(path).text
+        assert token not in text and "[REDACTED:github-token]" in text, path

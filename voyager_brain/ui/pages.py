@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from ..errors import BrainError
 from ..memory import schedule
@@ -71,8 +72,8 @@ def overview(dash: Dashboard) -> dict[str, Any]:
     for project in dash.projects():
         card: dict[str, Any] = {"project": project.to_dict(), "ref": project.ref}
         card["last_session"] = last.get(project.id) if project.id is not None else None
-        card["summary"] = guarded(lambda p=project: _summary(dash, p))  # type: ignore[misc]
-        card["budget"] = guarded(lambda p=project: budget(dash, p))  # type: ignore[misc]
+        card["summary"] = guarded(partial(_summary, dash, project))
+        card["budget"] = guarded(partial(budget, dash, project))
         projects.append(card)
     return {
         "projects": projects,
@@ -133,7 +134,7 @@ def brain_page(
     A compaction summary keeps its first line as the headline and what it folded below."""
     brain = dash.brain(project)
     if kind and kind not in ENTRY_TYPES:
-        raise BrainError(f"type: expected one of {', '.join(ENTRY_TYPES)}, got {kind!r}")
+        raise PageError(f"type: expected one of {', '.join(ENTRY_TYPES)}, got {kind!r}")
     needle = q.casefold().strip()
     chosen = [
         e
@@ -276,6 +277,7 @@ def memory_page(dash: Dashboard, project: Project, *, q: str = "", page: int = 1
     now = dash.clock()
     cwd = str(bm.root)
     config = bm.config
+    mask = not config.redact_secrets
     ranked, _ = view.top_learnings(now, cwd, None)
     stale = {
         id(e)
@@ -284,18 +286,19 @@ def memory_page(dash: Dashboard, project: Project, *, q: str = "", page: int = 1
     shown = paginate(ranked, page)
     shown["items"] = [
         {
-            **_memory_item(view, e),
+            **_memory_item(view, e, mask),
             "score": score(e, now, cwd),
             "decay": "stale" if id(e) in stale else "fresh",
         }
         for e in shown["items"]
     ]
     tasks = [
-        {**_memory_item(view, t), "overdue": schedule.is_overdue(t, now)}
+        {**_memory_item(view, t, mask), "overdue": schedule.is_overdue(t, now)}
         for t in view.of_type("task")
     ]
     reminders = [
-        {**_memory_item(view, r), "due": schedule.is_due(r, now)} for r in view.of_type("reminder")
+        {**_memory_item(view, r, mask), "due": schedule.is_due(r, now)}
+        for r in view.of_type("reminder")
     ]
     found: dict[str, Any] | None = None
     if q.strip():
@@ -307,12 +310,20 @@ def memory_page(dash: Dashboard, project: Project, *, q: str = "", page: int = 1
         "learnings": shown,
         "stale_learnings": len(stale),
         "decay": {"after_days": config.decay_after_days, "min_score": config.decay_min_score},
-        "preferences": [_memory_item(view, p) for p in view.of_type("preference")],
+        "preferences": [_memory_item(view, p, mask) for p in view.of_type("preference")],
         "tasks": tasks,
         "reminders": reminders,
         "due": sum(r["due"] for r in reminders) + sum(t["overdue"] for t in tasks),
     }
 
 
-def _memory_item(view: Any, entry: dict[str, Any]) -> dict[str, Any]:
-    return {**entry, "store": view.origin(entry["id"])}
+def _memory_item(view: Any, entry: dict[str, Any], mask: bool) -> dict[str, Any]:
+    """An entry as shown, with the log it is in. With `mask` (redact_secrets = false
+    lets the personal log keep secrets as written) a personal entry's texts are
+    redacted for the page, as recall redacts what it shows."""
+    store = view.origin(entry["id"])
+    if mask and store == "personal":
+        from ..redact import redact_json
+
+        entry = {k: v if k in ("id", "type") else redact_json(v) for k, v in entry.items()}
+    return {**entry, "store": store}
