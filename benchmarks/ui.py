@@ -12,7 +12,6 @@ import inspect
 import json
 import sqlite3
 import statistics
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 from benchmarks.content import drop_caches
 from benchmarks.continuity import personal_folder
+from benchmarks.memory import run_child
 from benchmarks.plan import UI_PAGE_TARGET_MS, Plan, Results, Row
 from benchmarks.session import child_env
 from benchmarks.timing import medians_interleaved
@@ -199,18 +199,8 @@ def _first_page(top: Path, url: str, env: dict[str, str], with_clock: bool, drop
     if drop:
         drop_caches(top)  # nothing on disk from an earlier run either
     args = [str(top / "src"), TOKEN, url, NOW.isoformat(), "1" if with_clock else "0"]
-    done = subprocess.run(
-        [sys.executable, "-c", FIRST_PAGE, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=top,
-        check=False,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"first GET {url} in a new process failed:\n{done.stderr}")
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_child([sys.executable, "-c", FIRST_PAGE, *args], env, top)
+    answer = json.loads(out.strip().splitlines()[-1])
     if answer["status"] != 200:
         raise RuntimeError(f"first GET {url}: {answer['status']}: {answer['body']}")
     return float(answer["ms"])

@@ -10,19 +10,20 @@ from pathlib import Path
 
 from ..errors import BrainError
 from ..guard import queries
+from ..guard.check import STRENGTH
 from ..guard.rules import list_rules
 from ..pipeline import events as pipeline_events
 from ..pipeline import state as pipeline_state
-from .pages import PER_PAGE
+from .pages import PER_PAGE, page_bounds
 from .projects import NO_HISTORY, Dashboard, PageError, Project
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-#: What the guard decided for a tool call: the strongest action of the rules that fired
-#: (guard/check.py's STRENGTH), "allow" when none did.
-DECISIONS = ("block", "warn", "log", "allow")
+#: What the guard decided for a tool call, strongest first: the strongest action of the
+#: rules that fired, "allow" when none did.
+DECISIONS = tuple(sorted(STRENGTH, key=STRENGTH.__getitem__, reverse=True))
 #: The days the rules' chart and the activity chart cover, up to today.
 CHART_DAYS = 30
 
@@ -45,11 +46,13 @@ def _decision(actions: set[str]) -> str:
     return next((d for d in DECISIONS if d in actions), "allow")
 
 
-def _page_of(number: int, total: int) -> tuple[int, int, int]:
-    """(page, pages, offset) for page `number` of `total` rows."""
-    pages = max(1, -(-total // PER_PAGE))
-    page = min(max(1, number), pages)
-    return page, pages, (page - 1) * PER_PAGE
+def _call_filter(tool: str, decision: str) -> tuple[list[str], list[Any]]:
+    """The conditions on a tool call ``tc`` of the tool and decision filters, and their
+    parameters; `PageError` for a decision that is not one."""
+    if decision and decision not in DECISIONS:
+        raise PageError(f"decision: expected one of {', '.join(DECISIONS)}, got {decision!r}")
+    where = (["tc.tool = ?"] if tool else []) + ([DECISION_SQL[decision]] if decision else [])
+    return where, [tool] if tool else []
 
 
 def _no_history(dash: Dashboard) -> dict[str, Any]:
@@ -84,8 +87,7 @@ def history_page(
     db = dash.history()
     if db is None:
         return _no_history(dash)
-    if decision and decision not in DECISIONS:
-        raise PageError(f"decision: expected one of {', '.join(DECISIONS)}, got {decision!r}")
+    _call_filter(tool, decision)  # a bad decision is a 404 before any query
     chosen: Project | None = dash.project(project) if project else None
     project_id = chosen.id if chosen is not None else None
     if chosen is not None and project_id is None:
@@ -114,7 +116,7 @@ def _paged(
     """Page `number` of ``SELECT column base ORDER BY order``: the page's numbers
     (``page``, ``pages``, ``total``) and the values of `column` on it."""
     total = db.execute(f"SELECT COUNT(*) {base}", params).fetchone()[0]
-    page, pages, offset = _page_of(number, total)
+    page, pages, offset = page_bounds(number, total)
     values = [
         row[0]
         for row in db.execute(
@@ -136,18 +138,12 @@ def _sessions(db: sqlite3.Connection, project_id: int | None, number: int) -> di
 def _tool_calls(
     db: sqlite3.Connection, project_id: int | None, tool: str, decision: str, number: int
 ) -> dict[str, Any]:
-    where: list[str] = []
-    params: list[Any] = []
+    where, params = _call_filter(tool, decision)
     joins = ""
     if project_id is not None:
         joins = " JOIN messages m ON m.id = tc.message_id JOIN sessions s ON s.id = m.session_id"
         where.append("s.project_id = ?")
         params.append(project_id)
-    if tool:
-        where.append("tc.tool = ?")
-        params.append(tool)
-    if decision:
-        where.append(DECISION_SQL[decision])
     base = f"FROM tool_calls tc{joins}" + (f" WHERE {' AND '.join(where)}" if where else "")
     order = "tc.timestamp DESC, tc.id DESC"
     shown, ids = _paged(db, "tc.id", base, order, params, number)
@@ -211,19 +207,11 @@ def session_page(
     db = dash.history()
     if db is None:
         return _no_history(dash)
-    if decision and decision not in DECISIONS:
-        raise PageError(f"decision: expected one of {', '.join(DECISIONS)}, got {decision!r}")
+    match, params = _call_filter(tool, decision)
     try:
         session = queries.find_session(db, ref)
     except BrainError as exc:
         raise PageError(str(exc)) from None
-    match: list[str] = []
-    params: list[Any] = []
-    if tool:
-        match.append("tc.tool = ?")
-        params.append(tool)
-    if decision:
-        match.append(DECISION_SQL[decision])
     condition = " AND ".join(match)
     where = "WHERE m.session_id = ?"
     if condition:
@@ -237,9 +225,8 @@ def session_page(
         f" FROM messages m WHERE m.id IN ({','.join('?' * len(ids))})",
         ids,
     )
-    found = {row["id"]: {**dict(row), "tool_calls": []} for row in rows}
-    messages = [found[i] for i in ids]
-    by_id = {m["id"]: m for m in messages}
+    by_id = {row["id"]: {**dict(row), "tool_calls": []} for row in rows}
+    messages = [by_id[i] for i in ids]
     if by_id:
         marks = ",".join("?" * len(by_id))
         ids = [

@@ -31,16 +31,22 @@ PER_PAGE = 50
 SEVERITIES = ("critical", "high", "medium", "low")
 
 
-def paginate(items: Sequence[T], page: int, per_page: int = PER_PAGE) -> dict[str, Any]:
-    """One page of `items` (pages count from 1; a page past the end gives the last)."""
-    pages = max(1, -(-len(items) // per_page))
-    page = min(max(1, page), pages)
-    start = (page - 1) * per_page
+def page_bounds(number: int, total: int) -> tuple[int, int, int]:
+    """(page, pages, offset) of page `number` of `total` rows: pages count from 1, and a
+    page past the end gives the last."""
+    pages = max(1, -(-total // PER_PAGE))
+    page = min(max(1, number), pages)
+    return page, pages, (page - 1) * PER_PAGE
+
+
+def paginate(items: Sequence[T], number: int) -> dict[str, Any]:
+    """One page of `items` (see `page_bounds`)."""
+    page, pages, start = page_bounds(number, len(items))
     return {
         "page": page,
         "pages": pages,
         "total": len(items),
-        "items": list(items[start : start + per_page]),
+        "items": list(items[start : start + PER_PAGE]),
     }
 
 
