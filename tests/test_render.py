@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from conftest import run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -143,3 +145,41 @@ def test_context_renderings_equal_jinja(case: tuple[str, dict[str, object]]) -> 
     name, values = case
     templates = Templates()
     assert templates.render(name, **values) == templates.render_with_jinja(name, **values)
+
+
+# A cloned repository's .voyager/templates/ is a stranger's file: Jinja must render it in
+# its sandbox, where no template reaches Python's internals (and so os.system).
+HOSTILE_TEMPLATES = {
+    "globals": "{{ self.__init__.__globals__.__builtins__.__import__('os')"
+    ".system('touch PWNED') }}",
+    "cycler": "{{ cycler.__init__.__globals__.os.system('touch PWNED') }}",
+    "mro": "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "format": "{{ '{0.__class__.__init__.__globals__}'.format(self) }}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_TEMPLATES))
+def test_a_cloned_repos_template_cannot_run_code(repo: Path, name: str) -> None:
+    templates = repo / ".voyager" / "templates" / "brain"
+    templates.mkdir(parents=True)
+    (templates / "section.md.j2").write_text(
+        HOSTILE_TEMPLATES[name] + "## {{ label }} — {{ timestamp }}\n{{ body }}\n"
+    )
+    done = run_cli("add", "observation", "hello", cwd=repo)
+    assert not (repo / "PWNED").exists()
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "section.md.j2" in done.stderr and "unsafe" in done.stderr, done.stderr
+    assert not (repo / ".voyager" / "brain.md").exists()
+
+
+def test_a_sandboxed_override_still_renders_filters_and_loops(tmp_path: Path) -> None:
+    (tmp_path / "brain").mkdir()
+    (tmp_path / "brain" / "title.md.j2").write_text(
+        "# {% for w in project.split('-') %}{{ w | capitalize }}{% endfor %}"
+        " Brain — Session Context\n"
+    )
+    assert Templates(tmp_path).render("brain/title.md.j2", project="shop-api") == (
+        "# ShopApi Brain — Session Context\n"
+    )

@@ -36,10 +36,14 @@ def builtin_template_dir() -> Path:
 @functools.lru_cache(maxsize=8)
 def _environment(override_dir: Path | None) -> jinja2.Environment:
     import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     searchpath = [str(override_dir)] if override_dir is not None else []
     searchpath.append(str(builtin_template_dir()))
-    return jinja2.Environment(
+    # An override comes from the repository, which may be a stranger's clone: Jinja's
+    # sandbox keeps a template from Python's internals (``__globals__``, ``__class__``
+    # and the like lead to os.system), and it costs our own templates nothing they use.
+    return ImmutableSandboxedEnvironment(
         loader=jinja2.FileSystemLoader(searchpath),
         autoescape=False,  # we render markdown, not HTML
         keep_trailing_newline=True,
@@ -229,10 +233,16 @@ class Templates:
 
     def render_with_jinja(self, name: str, /, **context: Any) -> str:
         import jinja2
+        from jinja2.exceptions import SecurityError
 
         try:
             template = _environment(self.override_dir).get_template(name)
             return template.render(**context)
+        except SecurityError as exc:
+            raise TemplateError(
+                f"{self.source_of(name)}: refused, unsafe in a template ({exc});"
+                " templates may use their variables, filters and loops only"
+            ) from None
         except jinja2.TemplateError as exc:
             where = self.override_dir or builtin_template_dir()
             raise TemplateError(f"{where / name}: {exc}") from None
