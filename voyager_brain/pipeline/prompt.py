@@ -119,10 +119,13 @@ def _iso(ms: int) -> str:
 
 
 def _read(path: Path) -> str:
+    # Checked: a .brain file linked out of the repository is refused (`UnsafePathError`),
+    # never put into a prompt.
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        data = storage.read_bytes(path)
     except OSError:
         return ""
+    return (data or b"").decode("utf-8", errors="replace")
 
 
 def stage_run(
