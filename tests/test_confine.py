@@ -281,3 +281,39 @@ def test_a_personal_log_linked_to_an_existing_file_of_ones_own_is_followed(
     assert done.returncode == 0, done.stderr
     assert b"dotfiles" in (dotfiles / "memory.jsonl").read_bytes()
     assert (isolated_env / "memory.jsonl").is_symlink()
+
+
+def test_a_linked_template_override_is_never_rendered_into_brain_md(
+    repo: Path, outside: Path
+) -> None:
+    init(repo)
+    folder = repo / ".voyager" / "templates" / "brain"
+    folder.mkdir(parents=True)
+    (folder / "section.md.j2").symlink_to(outside / "credentials")
+    line = refused(run_cli("add", "observation", "hello", cwd=repo), "section.md.j2", 2)
+    assert "symbolic link" in line
+    assert_no_secret_in(repo)
+
+
+def test_an_export_linked_out_of_the_repository_is_never_written(
+    repo: Path, outside: Path
+) -> None:
+    init(repo)
+    (repo / "AGENTS.md").symlink_to(outside / "credentials")
+    (repo / ".cursor").symlink_to(outside, target_is_directory=True)
+    before = snapshot(outside)
+    refused(run_cli("export", "agents-md", cwd=repo), "AGENTS.md", 2)
+    refused(run_cli("export", "cursor-rules", cwd=repo), ".cursor", 2)
+    assert snapshot(outside) == before
+    assert_no_secret_in(repo)
+
+
+def test_check_names_a_linked_brain_file_without_reading_it(repo: Path, outside: Path) -> None:
+    init(repo)
+    brain = repo / ".voyager" / "brain.md"
+    brain.unlink()
+    brain.symlink_to(outside / "credentials")
+    done = run_cli("check", ".voyager/brain.md", cwd=repo)
+    assert done.returncode == 1
+    assert "brain.md" in done.stdout and "symbolic link" in done.stdout
+    assert not any(secret in done.stdout + done.stderr for secret in SECRETS)

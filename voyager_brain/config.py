@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 
 from . import confine, regexcache
-from .errors import ConfigError
+from .errors import ConfigError, UnsafePathError
 from .paths import home_folder
 from .value import Record
 
@@ -385,6 +385,8 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         # Checked: a project's config.toml that is a link out of the repository, or a
         # FIFO, is refused (`confine`), never followed.
         data = confine.read_bytes(path)
+    except UnsafePathError as exc:
+        raise ConfigError(str(exc)) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     if data is None:

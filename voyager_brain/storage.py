@@ -176,6 +176,13 @@ def open_read(path: Path) -> BinaryIO:
     return os.fdopen(confine.open_checked(path, os.O_RDONLY), "rb")
 
 
+def open_append(path: Path) -> BinaryIO:
+    """`path` opened for appending (created if missing), checked as `append` checks it:
+    for the logs a child process writes to."""
+    confine.check(path)
+    return os.fdopen(confine.open_checked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")
+
+
 def move_aside(path: Path, stamp: str) -> Path:
     """Rename a file we cannot read to ``<name>.<stamp>.corrupt`` and return the new path."""
     confine.check(path)
