@@ -295,9 +295,7 @@ def test_a_linked_template_override_is_never_rendered_into_brain_md(
     assert_no_secret_in(repo)
 
 
-def test_an_export_linked_out_of_the_repository_is_never_written(
-    repo: Path, outside: Path
-) -> None:
+def test_an_export_linked_out_of_the_repository_is_never_written(repo: Path, outside: Path) -> None:
     init(repo)
     (repo / "AGENTS.md").symlink_to(outside / "credentials")
     (repo / ".cursor").symlink_to(outside, target_is_directory=True)

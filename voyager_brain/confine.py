@@ -109,13 +109,21 @@ def read_bytes(path: PathLike) -> bytes | None:
         os.close(fd)
 
 
+# The personal folders as prefixes, by the environment they were computed from: a check
+# runs several times per hook, and expanding them costs more than the lstat calls.
+_prefixes: dict[tuple[str | None, ...], tuple[str, ...]] = {}
+_ENV = ("VOYAGER_HOME", "VOYAGER_MEMORY_PATH", "HOME")
+
+
 def _personal(full: str) -> bool:
     """Under ``$VOYAGER_HOME`` or the personal memory log's folder."""
-    for folder in (paths.home_folder(), os.path.dirname(paths.personal_log_file())):
-        folder = os.path.abspath(folder)
-        if full.startswith(folder.rstrip(os.sep) + os.sep):
-            return True
-    return False
+    key = tuple(os.environ.get(name) for name in _ENV)
+    prefixes = _prefixes.get(key)
+    if prefixes is None:
+        folders = (paths.home_folder(), os.path.dirname(paths.personal_log_file()))
+        prefixes = tuple(os.path.abspath(f).rstrip(os.sep) + os.sep for f in folders)
+        _prefixes[key] = prefixes
+    return full.startswith(prefixes)
 
 
 def _check_own(full: str) -> bool:
