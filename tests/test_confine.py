@@ -315,3 +315,17 @@ def test_check_names_a_linked_brain_file_without_reading_it(repo: Path, outside:
     assert done.returncode == 1
     assert "brain.md" in done.stdout and "symbolic link" in done.stdout
     assert not any(secret in done.stdout + done.stderr for secret in SECRETS)
+
+
+def test_a_voyager_folder_linked_to_another_repository_is_never_written(
+    repo: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    (other / "credentials").write_text(CREDENTIALS)
+    (repo / ".voyager").symlink_to(other, target_is_directory=True)
+    before = snapshot(other)
+    refused(run_cli("init", cwd=repo), ".voyager", 2)
+    refused(run_cli("add", "observation", "hello", cwd=repo), ".voyager", 2)
+    assert snapshot(other) == before
