@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 LAYERS: list[set[str]] = [
     # shared plumbing
     {"errors", "paths", "value", "worktree", "timestamps", "nesting"},
-    {"regexcache", "secretkinds"},
+    {"regexcache", "secretkinds", "confine"},
     {"storage", "redact", "repo", "render", "config", "conflicts"},
     {"providers"},
     # the systems

@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import conflicts
-from .errors import BrainError
+from . import conflicts, storage
+from .errors import BrainError, UnsafePathError
 
 #: The brain files, relative to the repository's top: what `check` looks at by default,
 #: and the only files it checks among those it is given.
@@ -56,11 +56,13 @@ def check_file(top: Path, name: str) -> list[Problem]:
     """The problems of one brain file (`name` relative to `top`)."""
     path = top / name
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []  # staged as deleted
+        data = storage.read_bytes(path)
+    except UnsafePathError as exc:  # a link out of the repository, a FIFO: never read
+        return [Problem(name, None, exc.detail)]
     except OSError as exc:
         return [Problem(name, None, f"cannot read: {exc.strerror or exc}")]
+    if data is None:
+        return []  # staged as deleted
     problems = [
         Problem(name, region.start, f"unresolved git conflict (lines {region.start}-{region.end})")
         for region in conflicts.find(data)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from . import regexcache
-from .errors import ConfigError
+from . import confine, regexcache
+from .errors import ConfigError, UnsafePathError
 from .paths import home_folder
 from .value import Record
 
@@ -382,14 +382,22 @@ def _runners(base: PipelineConfig, value: Any, origin: str) -> tuple[tuple[str, 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """A TOML file as a dict; {} when missing; `ConfigError` naming file and line if bad."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        return {}
-    except UnicodeDecodeError:
-        raise ConfigError(_not_utf8(path)) from None
+        # Checked: a project's config.toml that is a link out of the repository, or a
+        # FIFO, is refused (`confine`), never followed.
+        data = confine.read_bytes(path)
+    except UnsafePathError as exc:
+        raise ConfigError(str(exc)) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    if data is None:
+        return {}
+    try:
+        text = data.decode("utf-8")
+        # What text-mode reading did: universal newlines.
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError:
+        raise ConfigError(_not_utf8(path, data)) from None
     simple = read_simple_toml(text)
     if simple is not None:
         return simple
@@ -408,15 +416,10 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}:{line}: {detail}") from None
 
 
-def _not_utf8(path: str | Path) -> str:
-    """The error for a file that is not UTF-8: the line and the first bad byte (the
-    text-mode read that failed does not say where in the file it was)."""
+def _not_utf8(path: str | Path, data: bytes) -> str:
+    """The error for a file that is not UTF-8: the line and the first bad byte."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
         data.decode("utf-8")
-    except OSError as exc:
-        return f"{path}: cannot read: {exc}"
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         return (

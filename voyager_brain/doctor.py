@@ -7,16 +7,17 @@ file we cannot read is moved aside (never deleted or overwritten).
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import conflicts, storage
+from . import confine, conflicts, storage
 from .config import load_config
 from .conflicts import ConflictError
-from .errors import BrainError, ConfigError, CorruptFileError
+from .errors import BrainError, ConfigError, CorruptFileError, UnsafePathError
 from .git import setup as gitsetup
 from .memory.store import MemoryStore
 from .render import Templates
@@ -44,6 +45,7 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
     clock = clock or utc_now
     findings: list[Finding] = []
     for check in (
+        _check_links,
         _check_layout,
         _check_config,
         _check_brain,
@@ -58,8 +60,45 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
         _check_exports,
         _check_agents,
     ):
-        findings.extend(check(top, repair, clock))
+        try:
+            findings.extend(check(top, repair, clock))
+        except UnsafePathError as exc:
+            # Named by _check_links already: the check that met it stops there.
+            if not any(f.message == str(exc) for f in findings):
+                findings.append(Finding("error", str(exc), _LINK_HINT))
     return findings
+
+
+_LINK_HINT = "replace it with a regular file of the repository; voyager-brain leaves it alone"
+# The folders whose files voyager-brain reads into tracked files or writes, and the
+# files it uses there even before they exist (a folder that is a link shows on them).
+_FOLDERS = (".voyager", ".voyager/cache", ".brain", ".brain/RESEARCH", ".brain/logs")
+_KNOWN = (".voyager/brain.md", ".brain/events.jsonl")
+
+
+def _check_links(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
+    """Every file of `_FOLDERS` and the exports that is a link (or sits under a folder
+    that is one), a FIFO or a device: voyager-brain refuses it; named here, never read."""
+    from .context.exports import TARGETS
+
+    paths = [top / name for name in _KNOWN]
+    paths += [top / name for name, _ in TARGETS.values()]
+    for folder in _FOLDERS:
+        try:
+            with os.scandir(top / folder) as entries:
+                paths += [Path(e.path) for e in entries if not e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+    seen: set[str] = set()
+    for path in sorted(set(paths)):
+        try:
+            confine.check(path)
+        except UnsafePathError as exc:
+            if str(exc) not in seen:
+                seen.add(str(exc))
+                yield Finding("error", str(exc), _LINK_HINT)
+    if not seen:
+        yield Finding("ok", "no brain file is a link out of the repository, a FIFO or a device")
 
 
 def _check_layout(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
@@ -455,9 +494,10 @@ def _check_exports(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     for target, (name, _) in TARGETS.items():
         path = top / name
         try:
-            if BEGIN.split(" (")[0] not in path.read_text(encoding="utf-8", errors="replace"):
-                continue
+            data = storage.read_bytes(path)
         except OSError:
+            continue
+        if data is None or BEGIN.split(" (")[0] not in data.decode("utf-8", errors="replace"):
             continue
         if context is None:
             context = BrainManager(top, clock=clock).context()

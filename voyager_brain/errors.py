@@ -84,3 +84,14 @@ class HistoryError(BrainError):
 class RuleError(BrainError, ValueError):
     """A guard rule (from the command line, rules.toml or the database) is not valid: a
     bad regex, an unknown action, a pattern that could stall a check."""
+
+
+class UnsafePathError(BrainError):
+    """A file voyager-brain would read or write is not a plain file of the repository:
+    a symbolic link (or a folder on its way that is one), a FIFO, a device, or, in the
+    personal folder, a link to a missing file. Nothing is read from it or written to it."""
+
+    def __init__(self, path: object, detail: str) -> None:
+        super().__init__(f"{path}: {detail}")
+        self.path = path
+        self.detail = detail

@@ -13,9 +13,11 @@ Edit a template and Jinja renders it.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 
+from . import confine
 from .errors import TemplateError
 
 TYPE_CHECKING = False
@@ -38,17 +40,42 @@ def _environment(override_dir: Path | None) -> jinja2.Environment:
     import jinja2
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    searchpath = [str(override_dir)] if override_dir is not None else []
-    searchpath.append(str(builtin_template_dir()))
+    loader: jinja2.BaseLoader = jinja2.FileSystemLoader(str(builtin_template_dir()))
+    if override_dir is not None:
+        loader = jinja2.ChoiceLoader([jinja2.FunctionLoader(_override(override_dir)), loader])
     # An override comes from the repository, which may be a stranger's clone: Jinja's
     # sandbox keeps a template from Python's internals (``__globals__``, ``__class__``
     # and the like lead to os.system), and it costs our own templates nothing they use.
     return ImmutableSandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(searchpath),
+        loader=loader,
         autoescape=False,  # we render markdown, not HTML
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
+
+
+def _override(folder: Path) -> Callable[[str], tuple[str, str, Callable[[], bool]] | None]:
+    """A project's template overrides, read through the one checked read: a template
+    linked out of the repository is refused (`UnsafePathError`), never rendered into a
+    brain file."""
+    from jinja2.loaders import split_template_path
+
+    def load(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+        path = os.path.join(folder, *split_template_path(name))  # no "..": TemplateNotFound
+        data = confine.read_bytes(path)
+        if data is None:
+            return None
+        stamp = os.lstat(path).st_mtime_ns
+
+        def uptodate() -> bool:
+            try:
+                return os.lstat(path).st_mtime_ns == stamp
+            except OSError:
+                return False
+
+        return data.decode("utf-8"), path, uptodate
+
+    return load
 
 
 def _section(*, label: str, timestamp: str, source: str | None, body: str, **_: Any) -> str:

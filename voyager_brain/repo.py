@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from . import worktree
-from .errors import GitError
+from . import confine, worktree
+from .errors import BrainError, GitError
 
 # typing.TYPE_CHECKING without importing typing: hooks pay for every import.
 TYPE_CHECKING = False
@@ -217,9 +217,12 @@ def _clean(value: object) -> str | None:
 
 def _read_text(path: Path) -> str | None:
     try:
+        # Checked: a manifest that is a link out of the repository is not read, and a
+        # FIFO does not hang the hook.
+        data = confine.read_bytes(path)
         # utf-8-sig: editors on Windows like to start JSON and TOML files with a BOM.
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, ValueError):
+        return None if data is None else data.decode("utf-8-sig")
+    except (OSError, ValueError, BrainError):
         return None
 
 

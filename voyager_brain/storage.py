@@ -9,6 +9,9 @@ readers open:
   never a mix.
 * `append` adds bytes with a single ``write`` on an ``O_APPEND`` descriptor, then fsync.
 
+Every path is first checked by `confine.check` (nothing outside the repository: no
+symbolic link inside it, no FIFO or device), and opened without following a link.
+
 Standard library only: this is on the path of every agent hook.
 """
 
@@ -22,7 +25,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from . import confine
 from .errors import LockTimeoutError
+
+# typing.TYPE_CHECKING without importing typing: hooks pay for every import.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 DEFAULT_LOCK_TIMEOUT = 10.0
 
@@ -41,8 +50,9 @@ def locked(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[None]:
     lock behind. Not re-entrant: do not nest two `locked()` blocks on the same path.
     """
     lock = lock_path(path)
+    confine.check(lock)
     lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = confine.open_checked(lock, os.O_RDWR | os.O_CREAT)
     try:
         deadline = time.monotonic() + timeout
         delay = 0.001
@@ -64,6 +74,10 @@ def locked(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[None]:
     finally:
         # Closing the descriptor releases the flock.
         os.close(fd)
+
+
+# A temporary file is always new: never an existing file, never through a link.
+_CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -133,8 +147,9 @@ def append(path: Path, data: bytes) -> None:
     The caller holds the lock. One ``write`` call means a process killed mid-append leaves
     either nothing or everything of `data` on a local file system.
     """
+    confine.check(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = confine.open_checked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         _write_all(fd, data)
         os.fsync(fd)
@@ -150,15 +165,27 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None when it does not exist."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+    """The file's bytes, or None when it does not exist (`confine.read_bytes`: a link
+    inside a repository, a FIFO or a device raise `UnsafePathError`)."""
+    return confine.read_bytes(path)
+
+
+def open_read(path: Path) -> BinaryIO:
+    """`path` opened for reading as `read_bytes` would read it (FileNotFoundError when
+    missing), for the readers that seek: a log's tail, what it has grown by."""
+    return os.fdopen(confine.open_checked(path, os.O_RDONLY), "rb")
+
+
+def open_append(path: Path) -> BinaryIO:
+    """`path` opened for appending (created if missing), checked as `append` checks it:
+    for the logs a child process writes to."""
+    confine.check(path)
+    return os.fdopen(confine.open_checked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")
 
 
 def move_aside(path: Path, stamp: str) -> Path:
     """Rename a file we cannot read to ``<name>.<stamp>.corrupt`` and return the new path."""
+    confine.check(path)
     target = path.with_name(f"{path.name}.{stamp}.corrupt")
     n = 1
     while target.exists():

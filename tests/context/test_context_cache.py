@@ -169,6 +169,9 @@ def test_the_hook_serves_a_hit_with_almost_nothing_imported(
         "voyager_brain.context.cache",
         "voyager_brain.errors",
         "voyager_brain.integrations",
+        # The cache file is read through the one checked read (a link out of the
+        # repository or a FIFO is refused, not followed).
+        "voyager_brain.confine",
         "voyager_brain.integrations.cached",
         "voyager_brain.integrations.hookio",
         "voyager_brain.integrations.hooks",

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from .. import repo
+from .. import repo, storage
 from ..pipeline import blackboard
 from ..pipeline import state as ps
 from ..pipeline.blackboard import LOGS_DIR
@@ -260,7 +260,7 @@ def _resume_in_background(root: Path) -> Path:
     """Start `pipeline resume` for `root` detached from us; its output goes to a log."""
     logs = blackboard.brain_dir(root) / LOGS_DIR
     logs.mkdir(parents=True, exist_ok=True)
-    with open(logs / "resume.log", "ab") as log:
+    with storage.open_append(logs / "resume.log") as log:
         subprocess.Popen(
             [sys.executable, "-m", "voyager_brain", "-C", str(root), "pipeline", "resume"],
             cwd=root,
@@ -322,7 +322,7 @@ def _backlog_changed(root: Path, text: str) -> None:
     task = f"{BACKLOG_TASK}\n\n{text[:BACKLOG_CHARS]}"
     logs = blackboard.brain_dir(root) / LOGS_DIR
     logs.mkdir(parents=True, exist_ok=True)
-    with open(logs / "watch-run.log", "ab") as log:
+    with storage.open_append(logs / "watch-run.log") as log:
         subprocess.Popen(
             [
                 sys.executable,

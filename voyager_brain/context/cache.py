@@ -106,9 +106,12 @@ def cache_path(cwd: PathLike) -> str:
 def lookup(cwd: PathLike, budget: int | None, now: datetime | None = None) -> str | None:
     """The cached document for `cwd` and `budget` when it is still what a build would
     give, else None. Never raises: a cache is only ever an optimisation."""
+    from .. import confine
+
     try:
-        with open(cache_path(cwd), "rb") as f:
-            record = json.loads(f.read())
+        # Checked: a cache that is a link out of the repository or a FIFO (which would
+        # hang the session start) is a miss; the full build then names it.
+        record = json.loads(confine.read_bytes(cache_path(cwd)) or b"null")
         if record.get("fingerprint") != fingerprint(cwd, budget):
             return None
         moment = now or datetime.now(UTC)

@@ -127,6 +127,5 @@ def export(top: Path, target: str, context: str, *, check: bool = False) -> Expo
                 return Export(target, path, "unchanged")
         text = merged(current, new_block, target, path)
         if not check:
-            path.parent.mkdir(parents=True, exist_ok=True)
             storage.atomic_write(path, text.encode("utf-8", errors="surrogateescape"))
     return Export(target, path, "created" if current is None else "updated")

@@ -18,6 +18,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 
+from .. import confine
 from ..errors import HistoryError
 from ..paths import history_file
 
@@ -278,6 +279,10 @@ def close_all() -> None:
 
 def open_database(path: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
     """A new connection to the database at `path`, migrated to `SCHEMA_VERSION`."""
+    # SQLite follows links and creates what is missing: a history.db (or its journal)
+    # linked to a missing path is refused before it can be made there.
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        confine.check(name)
     folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, exist_ok=True)

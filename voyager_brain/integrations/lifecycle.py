@@ -56,8 +56,8 @@ def _session_record(
     path = voyager_dir / "cache" / "sessions.json"
     with storage.locked(path):
         try:
-            sessions = json.loads(path.read_text())
-        except (FileNotFoundError, ValueError):
+            sessions = json.loads(storage.read_bytes(path) or b"")
+        except ValueError:
             sessions = {}
         record = sessions.setdefault(session_id, {"turns": 0, "counted": False})
         result = change(record)

@@ -22,7 +22,8 @@ import os
 import sys
 from pathlib import Path
 
-from .. import conflicts, storage
+from .. import confine, conflicts, storage
+from ..errors import BrainError
 from ..value import Record
 from . import log
 
@@ -53,8 +54,8 @@ def remember(table: dict[Any, Any], key: Any, value: Any) -> None:
 def _load(cache_path: Path) -> dict[str, Any] | None:
     try:
         # loads() of the bytes is several times faster than load() of the file object.
-        data = marshal.loads(cache_path.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
+        data = marshal.loads(storage.read_bytes(cache_path) or b"")
+    except (OSError, EOFError, ValueError, TypeError, BrainError):
         return None
     if not isinstance(data, dict) or data.get("version") != _VERSION:
         return None
@@ -124,8 +125,8 @@ def _try_lock(cache_path: Path) -> int | None:
     folder cannot be written: then nothing can be saved there either)."""
     try:
         cache_path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(storage.lock_path(cache_path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError:
+        fd = confine.open_checked(storage.lock_path(cache_path), os.O_RDWR | os.O_CREAT)
+    except (OSError, BrainError):
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -157,7 +158,7 @@ def grown_by(path: Path, at: Position) -> bytes | None:
     """What the file at `path` holds after `at` when it has only grown since (the bytes
     before `at` end as they did), else None. b"" when it has not changed."""
     try:
-        with path.open("rb") as f:
+        with storage.open_read(path) as f:
             f.seek(max(0, at.offset - len(at.tail)))
             if f.read(len(at.tail)) != at.tail or f.tell() != at.offset:
                 return None
@@ -174,6 +175,7 @@ def read_folded_at(
     copy them before changing anything (a session start reads ten thousand entries
     once; copying them would cost more than it saves)."""
     where = str(top) if top is not None else None
+    confine.check(path)  # a log linked out of the repository is never folded
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -191,7 +193,7 @@ def read_folded_at(
         data = grown_by(path, Position(record["offset"], record["tail"]))
         # Git may rewrite a merged file in place and keep what the cache has read.
         if data and conflicts.OPEN in data:
-            conflicts.check(path.read_bytes(), path)
+            conflicts.check(storage.read_bytes(path) or b"", path)
     if data is not None:
         assert record is not None
         start = record["offset"]
@@ -199,9 +201,8 @@ def read_folded_at(
         state = log.Folded(dict(record["entries"]), dict(record["dead"]))
         total, bad = record["total"], record["bad"]
     else:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
+        data = storage.read_bytes(path)
+        if data is None:
             return log.Folded(), log.Health(), Position(0, b"")
         conflicts.check(data, path)
     # Only whole lines are folded; a torn last line is read again next time.
@@ -210,7 +211,7 @@ def read_folded_at(
     _, rest = log.parse(data[end:]) if end < len(data) else ([], log.Health())
     offset = start + end
     if record is None or start == 0 or offset != record["offset"]:
-        with path.open("rb") as f:
+        with storage.open_read(path) as f:
             f.seek(max(0, offset - _TAIL))
             tail = f.read(min(_TAIL, offset))
         record = {

@@ -505,7 +505,7 @@ def append(
 
 def _close_torn_tail(path: Path) -> bytes:
     try:
-        with path.open("rb") as f:
+        with storage.open_read(path) as f:
             f.seek(0, 2)
             if f.tell() == 0:
                 return b""

@@ -28,7 +28,7 @@ from itertools import compress, count, repeat
 from operator import eq, itemgetter, not_
 from pathlib import Path
 
-from .. import conflicts
+from .. import conflicts, storage
 from . import log, rank
 from .cache import Position, grown_by, read_folded_at, remember
 
@@ -73,7 +73,7 @@ class _Log:
         if data is None:
             return False
         if conflicts.OPEN in data:  # git may rewrite a merged file in place
-            conflicts.check(self.path.read_bytes(), self.path)
+            conflicts.check(storage.read_bytes(self.path) or b"", self.path)
         end = data.rfind(b"\n") + 1
         if not end:
             return True

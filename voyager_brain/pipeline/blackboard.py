@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .. import storage
+from .. import confine, storage
 from ..redact import redact
 from .events import EVENTS_FILE
 from .state import BRAIN_DIR, STATE_FILE
@@ -24,6 +24,7 @@ __all__ = [
     "bootstrap_project",
     "brain_dir",
     "capped",
+    "check_files",
     "init_brain",
     "research_texts",
 ]
@@ -106,6 +107,22 @@ def init_brain(root: Path) -> list[Path]:
     if _ensure_gitignore(brain / ".gitignore"):
         created.append(brain / ".gitignore")
     return created
+
+
+def check_files(root: Path) -> None:
+    """Refuse (`UnsafePathError`, one line naming the file) before a run writes anything
+    when a file the pipeline reads into a prompt or writes is a link out of the
+    repository, a FIFO or a device."""
+    brain = brain_dir(root)
+    names = [n for n in FILES if not n.endswith("/")]
+    names += [STATE_FILE, EVENTS_FILE, ".gitignore", f"{STATE_FILE}.lock", f"{EVENTS_FILE}.lock"]
+    for name in names:
+        confine.check(brain / name)
+    research = brain / "RESEARCH"
+    confine.check(research / "note.md")  # RESEARCH/ itself, not a link
+    if research.is_dir():
+        for path in sorted(research.glob("*.md")):
+            confine.check(path)
 
 
 def _ensure_gitignore(path: Path) -> bool:
@@ -229,7 +246,7 @@ def research_texts(
     for path in sorted(folder.glob("*.md")):
         if not path.is_file():
             continue
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
+        text = (storage.read_bytes(path) or b"").decode("utf-8", errors="replace").strip()
         room = min(cap_each, left)
         if room <= 0:
             notes.append((path.name, f"[omitted: {len(text)} characters over the research cap]"))

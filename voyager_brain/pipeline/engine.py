@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .. import storage
+from .. import confine, storage
 from ..config import Config, load_config
 from ..errors import BrainError, CorruptFileError
 from ..redact import redact
@@ -117,6 +117,7 @@ class Pipeline:
         retries = self._max_retries(max_retries)
         if not task.strip():
             raise PipelineError("the task is empty; say what the pipeline should do")
+        blackboard.check_files(self.root)
         _load_or_explain(self.root)  # a corrupt state is refused before anything is written
         with self._engine_lock():
             current = _load_or_explain(self.root)
@@ -146,6 +147,7 @@ class Pipeline:
         """Continue the pipeline from its current stage, running that stage again (it was
         running when its engine died, stalled, or failed). `max_retries` replaces the
         stored limit (to give a failed pipeline more rounds)."""
+        blackboard.check_files(self.root)
         with self._engine_lock():
             current = _load_or_explain(self.root)
             if current is None:
@@ -479,8 +481,9 @@ class Pipeline:
     @contextmanager
     def _engine_lock(self) -> Iterator[None]:
         path = blackboard.brain_dir(self.root) / ENGINE_LOCK
+        confine.check(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = confine.open_checked(path, os.O_RDWR | os.O_CREAT)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -499,8 +502,8 @@ class Pipeline:
         """Whether an engine (this process or another) holds the project's engine lock."""
         path = blackboard.brain_dir(self.root) / ENGINE_LOCK
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-        except OSError:
+            fd = confine.open_checked(path, os.O_RDWR)
+        except (OSError, BrainError):
             return False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

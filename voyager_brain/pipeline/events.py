@@ -62,7 +62,7 @@ def append_event(root: Path, name: str, clock: Clock, **fields: Any) -> dict[str
 
 def _ends_torn(path: Path) -> bool:
     try:
-        with path.open("rb") as handle:
+        with storage.open_read(path) as handle:
             handle.seek(0, os.SEEK_END)
             if handle.tell() == 0:
                 return False

@@ -119,10 +119,13 @@ def _iso(ms: int) -> str:
 
 
 def _read(path: Path) -> str:
+    # Checked: a .brain file linked out of the repository is refused (`UnsafePathError`),
+    # never put into a prompt.
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        data = storage.read_bytes(path)
     except OSError:
         return ""
+    return (data or b"").decode("utf-8", errors="replace")
 
 
 def stage_run(
@@ -155,7 +158,7 @@ def stage_run(
         _write(schema_path, schema_text())
         env["VOYAGER_PIPELINE_SCHEMA"] = str(schema_path)
     log_path = logs / f"{stem}.log"
-    with open(log_path, "ab") as log:
+    with storage.open_append(log_path) as log:
         log.write(f"\n=== {epoch_ms(clock())} retry {state.retries} ===\n".encode())
     return StageRun(
         root, role, index, state.task, task_text, system, prompt_path, schema_path, env, log_path

@@ -33,6 +33,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import storage
+
 #: Claude Code in print mode: the task on stdin, the system prompt appended to its own,
 #: edits accepted without asking (a pipeline has no one to ask). Other tools still follow
 #: the project's Claude Code permissions; widen them there, or set `runner`.
@@ -182,7 +184,7 @@ class ShellRunner:
     def __call__(self, run: StageRun, control: Control | None = None) -> RunnerResult:
         control = control or Control()
         env = {**os.environ, **run.env}
-        log = open(run.log_path, "ab") if run.log_path is not None else None  # noqa: SIM115
+        log = storage.open_append(run.log_path) if run.log_path is not None else None
         try:
             return self._run(run, env, control, log)
         finally:

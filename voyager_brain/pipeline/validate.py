@@ -17,6 +17,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from .. import storage
 from . import blackboard
 from .state import BRAIN_DIR
 
@@ -28,7 +29,11 @@ def check_scout(root: Path, started_ns: int) -> str | None:
     """None when the scout wrote research during the stage, else why not."""
     folder = blackboard.brain_dir(root) / "RESEARCH"
     notes = sorted(folder.glob("*.md")) if folder.is_dir() else []
-    fresh = [p for p in notes if p.is_file() and _mtime(p) >= started_ns and p.read_bytes().strip()]
+    fresh = [
+        p
+        for p in notes
+        if p.is_file() and _mtime(p) >= started_ns and (storage.read_bytes(p) or b"").strip()
+    ]
     if fresh:
         return None
     older = ""
@@ -41,9 +46,12 @@ def check_architect(root: Path, started_ns: int) -> str | None:
     """None when PLAN.md is a fresh plan of unchecked items, else why not."""
     path = blackboard.brain_dir(root) / "PLAN.md"
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = storage.read_bytes(path)
     except OSError:
+        data = None
+    if data is None:
         return "architect left no .brain/PLAN.md"
+    text = data.decode("utf-8", errors="replace")
     if not text.strip():
         return "architect left .brain/PLAN.md empty"
     if _mtime(path) < started_ns:

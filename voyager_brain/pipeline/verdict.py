@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from voyager_brain import storage
 from voyager_brain.errors import BrainError
 
 TYPE_CHECKING = False
@@ -261,10 +262,10 @@ def fresh_review_text(path: Path, stage_started_ms: int) -> str | None:
     try:
         if os.stat(path).st_mtime_ns < stage_started_ms * 1_000_000:
             return None
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+        data = storage.read_bytes(path)
     except OSError:
         return None
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def fresh_review_verdict(path: Path, stage_started_ms: int) -> str | None:

@@ -36,6 +36,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .. import storage
 from ..errors import BrainError
 from .state import BRAIN_DIR
 
@@ -120,8 +121,9 @@ def watch_backlog(
 def _read(path: Path) -> bytes | None:
     """The file's bytes, or None when it is missing (or is not a readable file)."""
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
+        return storage.read_bytes(path)
+    except BrainError as exc:  # a link out of the repository, a FIFO: refused
+        print(f"voyager-brain pipeline watch: {exc}", file=sys.stderr)
         return None
     except OSError as exc:
         print(f"voyager-brain pipeline watch: {path}: {exc.strerror or exc}", file=sys.stderr)

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from .. import storage
+from .. import confine, storage
 from ..errors import BrainError, InvalidEntryError
 from ..paths import home_folder, personal_log_path
 from ..value import Record
@@ -326,6 +326,7 @@ def index_path(top: Path) -> Path:
 
 
 def _connect(path: Path | str, timeout: float) -> sqlite3.Connection:
+    confine.check(path)  # SQLite would follow a link out of the repository
     if isinstance(path, Path):  # an existing file, never created by opening it
         con = sqlite3.connect(path.as_uri() + "?mode=rw", uri=True, timeout=timeout)
     else:
@@ -422,6 +423,7 @@ def _build(target: str | Path, stores: list[_Store], timeout: float) -> sqlite3.
 
 def _rebuild(path: Path, stores: list[_Store], timeout: float) -> None:
     """Build the index aside and move it into place. The caller holds the lock."""
+    confine.check(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
     try:
