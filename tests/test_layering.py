@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"errors", "paths", "value", "worktree", "timestamps", "nesting"},
     {"regexcache", "secretkinds"},
     {"storage", "redact", "repo", "render", "config", "conflicts"},
-    {"providers"},
+    {"providers", "trust"},
     # the systems
     {"state", "memory"},
     {"context"},

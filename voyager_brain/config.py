@@ -4,6 +4,12 @@ Settings are read from ``$VOYAGER_HOME/config.toml`` (personal defaults, ``~/.vo
 unless the variable is set) and then ``.voyager/config.toml`` (the project's), the later
 winning key by key. Unknown keys are kept as warnings rather than errors, so a config
 written for a newer voyager-brain still loads.
+
+A setting that makes voyager-brain run a program (`command_keys`) is taken from the
+project's file only once the user trusts that very content (`voyager-brain trust`
+records its path and sha256 in ``$VOYAGER_HOME/trust.json``): a cloned repository must
+not run code by itself. Untrusted, those keys are ignored and named in
+`Config.ignored_keys`; every other key applies.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from collections.abc import Mapping
 
 from . import regexcache
 from .errors import ConfigError
-from .paths import home_folder
+from .paths import home_folder, trust_file
 from .value import Record
 
 TYPE_CHECKING = False
@@ -261,6 +267,8 @@ class Config(Record):
     pipeline: PipelineConfig = PipelineConfig()
     #: ``file: key`` for every key we did not recognise (reported by `doctor`).
     unknown_keys: tuple[str, ...] = ()
+    #: ``file: key`` for every command key of an untrusted project file, not applied.
+    ignored_keys: tuple[str, ...] = ()
 
     @property
     def compact_budget_chars(self) -> int:
@@ -381,22 +389,32 @@ def _runners(base: PipelineConfig, value: Any, origin: str) -> tuple[tuple[str, 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """A TOML file as a dict; {} when missing; `ConfigError` naming file and line if bad."""
+    return read_toml_raw(path)[0]
+
+
+def read_toml_raw(path: str | Path) -> tuple[dict[str, Any], bytes]:
+    """`read_toml` and the bytes it was read from (what a trust is a hash of: the file is
+    read once, so the content trusted is the content applied)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            raw = f.read()
     except FileNotFoundError:
-        return {}
-    except UnicodeDecodeError:
-        raise ConfigError(_not_utf8(path)) from None
+        return {}, b""
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(_not_utf8(path, raw, exc)) from None
+    # What reading in text mode did: universal newlines.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     simple = read_simple_toml(text)
     if simple is not None:
-        return simple
+        return simple, raw
     import tomllib
 
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text), raw
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:
@@ -408,22 +426,12 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}:{line}: {detail}") from None
 
 
-def _not_utf8(path: str | Path) -> str:
-    """The error for a file that is not UTF-8: the line and the first bad byte (the
-    text-mode read that failed does not say where in the file it was)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        data.decode("utf-8")
-    except OSError as exc:
-        return f"{path}: cannot read: {exc}"
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return (
-            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x});"
-            " expected a UTF-8 text file"
-        )
-    return f"{path}: not valid UTF-8; expected a UTF-8 text file"
+def _not_utf8(path: str | Path, data: bytes, exc: UnicodeDecodeError) -> str:
+    """The error for a file that is not UTF-8: the line and the first bad byte."""
+    line = data[: exc.start].count(b"\n") + 1
+    return (
+        f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); expected a UTF-8 text file"
+    )
 
 
 # What TOML allows in a comment or a string: anything but control characters (tab is fine).
@@ -464,17 +472,104 @@ def read_simple_toml(text: str) -> dict[str, Any] | None:
 
 
 def load_config(voyager_dir: str | Path | None) -> Config:
-    """Defaults, then the personal config.toml, then the project's (`voyager_dir`).
+    """Defaults, then the personal config.toml, then the project's (`voyager_dir`), whose
+    command keys apply only when the user trusts the file (`command_keys`).
     Paths may be strings: the tool-call check reads its settings without pathlib."""
     config = Config()
-    paths = [os.path.join(home_folder(), "config.toml")]
-    if voyager_dir is not None:
-        paths.append(os.path.join(voyager_dir, "config.toml"))
-    for path in paths:
-        data = read_toml(path)
-        if data:
-            config = _merge(config, data, path)
-    return config
+    personal = os.path.join(home_folder(), "config.toml")
+    data = read_toml(personal)
+    if data:
+        config = _merge(config, data, personal)
+    if voyager_dir is None:
+        return config
+    path = os.path.join(voyager_dir, "config.toml")
+    data, raw = read_toml_raw(path)
+    if not data:
+        return config
+    commands = command_keys(data)
+    if commands and not _trusted(path, raw, personal):
+        data = _without(data, [key for key, _ in commands])
+        config = config._replace(ignored_keys=tuple(f"{path}: {key}" for key, _ in commands))
+    return _merge(config, data, path)
+
+
+def command_keys(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The keys of a config.toml's `data` that make voyager-brain run a program, with
+    their values, in the file's order: a non-empty ``model_command``, ``summarizer =
+    "model"``, ``semantic_review = true`` (both hand text to model_command), a non-empty
+    ``[pipeline] runner`` and each ``[pipeline.runners]`` command. A key that runs
+    nothing (``model_command = ""``, ``semantic_review = false``) is not one; a wrong
+    one (an unknown role) is left for validation to name."""
+    found: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        runs = (
+            (key == "model_command" and isinstance(value, str) and bool(value.strip()))
+            or (key == "summarizer" and value == "model")
+            or (key == "semantic_review" and value is True)
+        )
+        if runs:
+            found.append((key, value))
+        elif key == "pipeline" and isinstance(value, Mapping):
+            runner = value.get("runner")
+            if isinstance(runner, str) and runner.strip():
+                found.append(("pipeline.runner", runner))
+            runners = value.get("runners")
+            if isinstance(runners, Mapping):
+                for role, command in runners.items():
+                    if role in PIPELINE_ROLES and isinstance(command, str) and command.strip():
+                        found.append((f"pipeline.runners.{role}", command))
+    return found
+
+
+def _without(data: Mapping[str, Any], keys: list[str]) -> dict[str, Any]:
+    """`data` less `keys` (as `command_keys` names them); the tables are copied."""
+    kept = dict(data)
+    for key in keys:
+        if not key.startswith("pipeline."):
+            kept.pop(key, None)
+            continue
+        pipeline = dict(kept["pipeline"])
+        kept["pipeline"] = pipeline
+        if key == "pipeline.runner":
+            pipeline.pop("runner", None)
+            continue
+        runners = dict(pipeline["runners"])
+        pipeline["runners"] = runners
+        runners.pop(key[len("pipeline.runners.") :], None)
+    return kept
+
+
+def trusted_files() -> dict[str, str]:
+    """The trusted files: resolved path -> sha256 of the content trusted. A trust.json
+    that is missing, unreadable or not in this shape trusts nothing."""
+    import json
+
+    try:
+        with open(trust_file(), "rb") as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    trusted = data.get("trusted") if isinstance(data, dict) else None
+    if not isinstance(trusted, dict):
+        return {}
+    return {k: v for k, v in trusted.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def file_digest(raw: bytes) -> str:
+    """The sha256 a trust records of a config file's bytes (hashlib only when asked)."""
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _trusted(path: str, raw: bytes, personal: str) -> bool:
+    """Whether the user trusts the project file at `path` as it is now (`raw`); asked only
+    when the file holds a command key. The personal file itself (a repository at the top
+    of the home folder) is the user's own."""
+    real = os.path.realpath(path)
+    if real == os.path.realpath(personal):
+        return True
+    return trusted_files().get(real) == file_digest(raw)
 
 
 def default_config_toml() -> str:
