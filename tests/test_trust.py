@@ -271,6 +271,12 @@ def test_pipeline_run_refuses_an_untrusted_runner(clone: Clone, tmp_path: Path) 
     clone.cli("pipeline", "reset")
     clone.cli("pipeline", "run", "--stages", "builder", "y")
     assert "project" in clone.ran()
+    # That run failed (the "agent" left nothing); the file changes: resume refuses too.
+    clone.marker.unlink()
+    clone.config.write_text(clone.config.read_text() + "# changed upstream\n")
+    resumed = clone.cli("pipeline", "resume")
+    assert resumed.returncode == 2 and "`voyager-brain trust`" in resumed.stderr
+    assert clone.ran() == []
 
 
 def test_a_personal_model_command_still_runs(

@@ -236,12 +236,11 @@ def _may_name_a_command(raw: bytes) -> bool:
     """Whether a config.toml's bytes may hold a command key: some line that is not a
     comment holds one of `_COMMAND_WORDS`. A key stands on one line (TOML has no line
     continuation in keys); the reader takes a lone CR as a line end, so this does too."""
-    for line in raw.replace(b"\r", b"\n").split(b"\n"):
-        if line.lstrip(b" \t").startswith(b"#"):
-            continue
-        if any(word in line for word in _COMMAND_WORDS):
-            return True
-    return False
+    if not any(word in raw for word in _COMMAND_WORDS):
+        return False
+    lines = raw.replace(b"\r", b"\n").split(b"\n")
+    kept = b"\n".join([line for line in lines if not line.lstrip(b" \t").startswith(b"#")])
+    return any(word in kept for word in _COMMAND_WORDS)
 
 
 def _first_notice(session: str | None, path: str, keys: list[str]) -> bool:
