@@ -85,6 +85,14 @@ def run_cli(
     )
 
 
+def trusted(top: Path) -> None:
+    """Trust the project's config.toml as it is now (`voyager-brain trust`), for a test
+    whose own file names a command (model_command, a pipeline runner)."""
+    from voyager_brain.trust import trust
+
+    assert trust(top).trusted
+
+
 @pytest.fixture
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_cli

@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, docs_generator
+from conftest import ROOT, docs_generator, trusted
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,8 +17,8 @@ from voyager_brain.config import (
     PipelineConfig,
     default_config_toml,
     load_config,
-    read_simple_toml,
 )
+from voyager_brain.tomlfile import read_simple_toml
 
 
 def test_defaults() -> None:
@@ -116,7 +116,13 @@ def test_pipeline_table_defaults_and_overrides(isolated_env: Path, tmp_path: Pat
         '[pipeline.runners]\nbuilder = "project-builder"\n'
     )
     config = load_config(project)
-    assert config.prompt_budget == 900
+    # Untrusted, the project's runner is ignored (named), its other keys apply.
+    assert config.pipeline.runner_for("builder") == "home-agent"
+    assert config.ignored_keys == (f"{project / 'config.toml'}: pipeline.runners.builder",)
+    assert config.pipeline.max_retries == 0
+    trusted(tmp_path)
+    config = load_config(project)
+    assert config.prompt_budget == 900 and config.ignored_keys == ()
     pipeline = config.pipeline
     assert pipeline.stages == ("builder", "reviewer")
     assert pipeline.max_retries == 0  # the project's file wins key by key

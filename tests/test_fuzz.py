@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voyager_brain import config, nesting
+from voyager_brain import config, nesting, tomlfile
 from voyager_brain.errors import BrainError
 from voyager_brain.guard import teamrules
 from voyager_brain.integrations import hookio
@@ -254,7 +254,7 @@ def scratch() -> Any:
 def test_config_toml(scratch: Path, data: bytes) -> None:
     path = scratch / "config.toml"
     path.write_bytes(data)
-    only_our_errors(lambda: config.Config.from_mapping(config.read_toml(path), str(path)))
+    only_our_errors(lambda: config.Config.from_mapping(tomlfile.read_toml(path), str(path)))
 
 
 @FUZZ

@@ -20,8 +20,9 @@ LAYERS: list[set[str]] = [
     # shared plumbing
     {"errors", "paths", "value", "worktree", "timestamps", "nesting"},
     {"regexcache", "secretkinds", "confine"},
+    {"tomlfile"},
     {"storage", "redact", "repo", "render", "config", "conflicts"},
-    {"providers"},
+    {"providers", "trust"},
     # the systems
     {"state", "memory"},
     {"context"},

@@ -4,6 +4,12 @@ Settings are read from ``$VOYAGER_HOME/config.toml`` (personal defaults, ``~/.vo
 unless the variable is set) and then ``.voyager/config.toml`` (the project's), the later
 winning key by key. Unknown keys are kept as warnings rather than errors, so a config
 written for a newer voyager-brain still loads.
+
+A setting that makes voyager-brain run a program (`command_keys`) is taken from the
+project's file only once the user trusts that very content (`voyager-brain trust`
+records its path and sha256 in ``$VOYAGER_HOME/trust.json``): a cloned repository must
+not run code by itself. Untrusted, those keys are ignored and named in
+`Config.ignored_keys`; every other key applies.
 """
 
 from __future__ import annotations
@@ -11,9 +17,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from . import confine, regexcache
-from .errors import ConfigError, UnsafePathError
-from .paths import home_folder
+from .errors import ConfigError
+from .paths import home_folder, trust_file
+from .tomlfile import read_toml, read_toml_raw
 from .value import Record
 
 TYPE_CHECKING = False
@@ -261,6 +267,8 @@ class Config(Record):
     pipeline: PipelineConfig = PipelineConfig()
     #: ``file: key`` for every key we did not recognise (reported by `doctor`).
     unknown_keys: tuple[str, ...] = ()
+    #: ``file: key`` for every command key of an untrusted project file, not applied.
+    ignored_keys: tuple[str, ...] = ()
 
     @property
     def compact_budget_chars(self) -> int:
@@ -379,105 +387,105 @@ def _runners(base: PipelineConfig, value: Any, origin: str) -> tuple[tuple[str, 
     return tuple(sorted(runners.items()))
 
 
-def read_toml(path: str | Path) -> dict[str, Any]:
-    """A TOML file as a dict; {} when missing; `ConfigError` naming file and line if bad."""
-    try:
-        # Checked: a project's config.toml that is a link out of the repository, or a
-        # FIFO, is refused (`confine`), never followed.
-        data = confine.read_bytes(path)
-    except UnsafePathError as exc:
-        raise ConfigError(str(exc)) from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    if data is None:
-        return {}
-    try:
-        text = data.decode("utf-8")
-        # What text-mode reading did: universal newlines.
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-    except UnicodeDecodeError:
-        raise ConfigError(_not_utf8(path, data)) from None
-    simple = read_simple_toml(text)
-    if simple is not None:
-        return simple
-    import tomllib
-
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    except RecursionError:
-        # tomllib recurses once per nested array or inline table: a hostile file
-        # thousands of levels deep exhausts the stack before it is read.
-        from .nesting import too_deep
-
-        detail, line = too_deep(text)
-        raise ConfigError(f"{path}:{line}: {detail}") from None
-
-
-def _not_utf8(path: str | Path, data: bytes) -> str:
-    """The error for a file that is not UTF-8: the line and the first bad byte."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return (
-            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x});"
-            " expected a UTF-8 text file"
-        )
-    return f"{path}: not valid UTF-8; expected a UTF-8 text file"
-
-
-# What TOML allows in a comment or a string: anything but control characters (tab is fine).
-_TEXT = r"[^\x00-\x08\x0a-\x1f\x7f]"
-_SIMPLE_LINE = regexcache.compile(
-    rf"[ \t]*(?:([A-Za-z0-9_-]+)[ \t]*=[ \t]*"
-    r"(true|false|[+-]?(?:0|[1-9][0-9]*)(\.[0-9]+)?"
-    rf"|\"((?:(?![\"\\]){_TEXT})*)\"|'((?:(?!'){_TEXT})*)')[ \t]*)?(?:#{_TEXT}*)?"
-)
-
-
-def read_simple_toml(text: str) -> dict[str, Any] | None:
-    """`tomllib.loads(text)` for a file of comments, blank lines and ``key = value`` lines
-    with a bare key and a boolean, a decimal number or a string without escapes (what
-    `init` writes, and what a person adds to it); None for anything else, which tomllib
-    then reads. A session-start hook reads config.toml on every run, and importing
-    tomllib costs it more than reading such a file this way."""
-    data: dict[str, Any] = {}
-    lines = text.split("\n")
-    last = len(lines) - 1
-    for n, line in enumerate(lines):
-        # A CR is allowed only as the first half of a CRLF newline.
-        m = _SIMPLE_LINE.fullmatch(line[:-1] if n < last and line.endswith("\r") else line)
-        if m is None:
-            return None
-        key, value = m[1], m[2]
-        if key is None:
-            continue  # blank, or a comment
-        if key in data:
-            return None  # a duplicate: tomllib says what is wrong
-        if value in ("true", "false"):
-            data[key] = value == "true"
-        elif m[4] is not None or m[5] is not None:
-            data[key] = m[4] if m[4] is not None else m[5]
-        else:
-            data[key] = float(value) if m[3] else int(value)
-    return data
-
-
 def load_config(voyager_dir: str | Path | None) -> Config:
-    """Defaults, then the personal config.toml, then the project's (`voyager_dir`).
+    """Defaults, then the personal config.toml, then the project's (`voyager_dir`), whose
+    command keys apply only when the user trusts the file (`command_keys`).
     Paths may be strings: the tool-call check reads its settings without pathlib."""
     config = Config()
-    paths = [os.path.join(home_folder(), "config.toml")]
-    if voyager_dir is not None:
-        paths.append(os.path.join(voyager_dir, "config.toml"))
-    for path in paths:
-        data = read_toml(path)
-        if data:
-            config = _merge(config, data, path)
-    return config
+    personal = os.path.join(home_folder(), "config.toml")
+    data = read_toml(personal)
+    if data:
+        config = _merge(config, data, personal)
+    if voyager_dir is None:
+        return config
+    path = os.path.join(voyager_dir, "config.toml")
+    data, raw = read_toml_raw(path)
+    if not data:
+        return config
+    commands = command_keys(data)
+    if commands and not _trusted(path, raw, personal):
+        data = _without(data, [key for key, _ in commands])
+        config = config._replace(ignored_keys=tuple(f"{path}: {key}" for key, _ in commands))
+    return _merge(config, data, path)
+
+
+def command_keys(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The keys of a config.toml's `data` that make voyager-brain run a program, with
+    their values, in the file's order: a non-empty ``model_command``, ``summarizer =
+    "model"``, ``semantic_review = true`` (both hand text to model_command), a non-empty
+    ``[pipeline] runner`` and each ``[pipeline.runners]`` command. A key that runs
+    nothing (``model_command = ""``, ``semantic_review = false``) is not one; a wrong
+    one (an unknown role) is left for validation to name."""
+    found: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        runs = (
+            (key == "model_command" and isinstance(value, str) and bool(value.strip()))
+            or (key == "summarizer" and value == "model")
+            or (key == "semantic_review" and value is True)
+        )
+        if runs:
+            found.append((key, value))
+        elif key == "pipeline" and isinstance(value, Mapping):
+            runner = value.get("runner")
+            if isinstance(runner, str) and runner.strip():
+                found.append(("pipeline.runner", runner))
+            runners = value.get("runners")
+            if isinstance(runners, Mapping):
+                for role, command in runners.items():
+                    if role in PIPELINE_ROLES and isinstance(command, str) and command.strip():
+                        found.append((f"pipeline.runners.{role}", command))
+    return found
+
+
+def _without(data: Mapping[str, Any], keys: list[str]) -> dict[str, Any]:
+    """`data` less `keys` (as `command_keys` names them); the tables are copied."""
+    kept = dict(data)
+    for key in keys:
+        if not key.startswith("pipeline."):
+            kept.pop(key, None)
+            continue
+        pipeline = dict(kept["pipeline"])
+        kept["pipeline"] = pipeline
+        if key == "pipeline.runner":
+            pipeline.pop("runner", None)
+            continue
+        runners = dict(pipeline["runners"])
+        pipeline["runners"] = runners
+        runners.pop(key[len("pipeline.runners.") :], None)
+    return kept
+
+
+def trusted_files() -> dict[str, str]:
+    """The trusted files: resolved path -> sha256 of the content trusted. A trust.json
+    that is missing, unreadable or not in this shape trusts nothing."""
+    import json
+
+    try:
+        with open(trust_file(), "rb") as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    trusted = data.get("trusted") if isinstance(data, dict) else None
+    if not isinstance(trusted, dict):
+        return {}
+    return {k: v for k, v in trusted.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def file_digest(raw: bytes) -> str:
+    """The sha256 a trust records of a config file's bytes (hashlib only when asked)."""
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _trusted(path: str, raw: bytes, personal: str) -> bool:
+    """Whether the user trusts the project file at `path` as it is now (`raw`); asked only
+    when the file holds a command key. The personal file itself (a repository at the top
+    of the home folder) is the user's own."""
+    real = os.path.realpath(path)
+    if real == os.path.realpath(personal):
+        return True
+    return trusted_files().get(real) == file_digest(raw)
 
 
 def default_config_toml() -> str:

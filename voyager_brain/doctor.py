@@ -123,6 +123,12 @@ def _check_config(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         return
     for key in config.unknown_keys:
         yield Finding("warning", f"{key}: unknown key, ignored", "see docs/configuration.md")
+    for key in config.ignored_keys:
+        yield Finding(
+            "warning",
+            f"{key}: runs a program; ignored until you trust the file",
+            "review it, then run `voyager-brain trust`",
+        )
     if not config.unknown_keys:
         yield Finding("ok", "config.toml: every key is known and valid")
 

@@ -61,3 +61,9 @@ def history_file() -> str:
 def cache_folder() -> str:
     """Derived personal data, safe to delete: ``cache/`` in the personal folder."""
     return os.path.join(home_folder(), "cache")
+
+
+def trust_file() -> str:
+    """Where `voyager-brain trust` keeps the project config files the user trusts (their
+    resolved path and the sha256 of the content trusted)."""
+    return os.path.join(home_folder(), "trust.json")

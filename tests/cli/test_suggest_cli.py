@@ -11,7 +11,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cli
+from conftest import run_cli, trusted
 
 SESSION = "0c9e8d7f-6a5b-4c3d-8e2f-1a0b9c8d7e6f"
 
@@ -215,6 +215,7 @@ def test_the_model_command_of_the_project_proposes(repo: Path, tmp_path: Path) -
     }
     script = model_script(tmp_path, json.dumps([proposal]))
     (repo / ".voyager" / "config.toml").write_text(f'model_command = "{sys.executable} {script}"\n')
+    trusted(repo)
     data = json.loads(ok(repo, "rules", "suggest", "session.jsonl", "--json", "--accept", "1"))
     [suggested] = data["suggestions"]
     assert suggested["pattern"] == r"\bpip3?\s+install\b" and suggested["source_id"] == "u3"
@@ -227,6 +228,7 @@ def test_a_failing_model_command_falls_back_to_the_heuristic(repo: Path, tmp_pat
     (repo / ".voyager").mkdir()
     script = model_script(tmp_path, "", exit_code=1)
     (repo / ".voyager" / "config.toml").write_text(f'model_command = "{sys.executable} {script}"\n')
+    trusted(repo)
     done = run_cli("rules", "suggest", "session.jsonl", cwd=repo)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(PIP)

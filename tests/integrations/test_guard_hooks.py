@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, trusted
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude"
 SESSION = "9b1c2f7e-4d3a-4e55-9a61-0c8f2d7b1a10"
@@ -382,6 +382,7 @@ def test_semantic_review_asks_the_model_command(
     (repo / ".voyager" / "config.toml").write_text(
         f'semantic_review = true\nmodel_command = "{sys.executable} {model}"\n'
     )
+    trusted(repo)
     add(repo, "--type", "semantic", "--description", "never use pip install, use uv add")
     done = call(repo, "Bash", {"command": "pip install requests"})
     assert ("deny" in done.stdout) is denied

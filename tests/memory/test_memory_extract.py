@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, trusted
 
 from voyager_brain import Config
 from voyager_brain.memory.extract import (
@@ -132,6 +132,7 @@ def test_cli_extract_with_a_configured_model_command(repo: Path) -> None:
     (repo / ".voyager" / "config.toml").write_text(
         f"model_command = {json.dumps(command(ANSWERING))}\n"
     )
+    trusted(repo)
     result = run_cli("memory", "extract", cwd=repo, input="a conversation")
     assert result.returncode == 0, result.stderr
     assert "Deploys go through the release branch" in result.stdout
@@ -298,6 +299,7 @@ def test_the_model_timeout_comes_from_config_toml(repo: Path) -> None:
     (repo / ".voyager" / "config.toml").write_text(
         f"model_command = {json.dumps(command(SLOW))}\nmodel_timeout_seconds = 0.5\n"
     )
+    trusted(repo)
     started = time.monotonic()
     result = run_cli("memory", "extract", "-", cwd=repo, input=CONVERSATION)
     assert time.monotonic() - started < 4.5  # the command sleeps 5 s
@@ -318,6 +320,7 @@ def test_hooks_return_before_a_slow_extraction_ends(repo: Path, tmp_path: Path, 
     (repo / ".voyager" / "config.toml").write_text(
         f"model_command = {json.dumps(f'{sys.executable} {model}')}\nmodel_timeout_seconds = 30\n"
     )
+    trusted(repo)
     transcript = tmp_path / "t.jsonl"
     user_says(transcript, "Anything at all.")
     started = time.monotonic()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from agents import FakeAgent
-from conftest import run_cli
+from conftest import run_cli, trusted
 
 from voyager_brain.pipeline import state as ps
 from voyager_brain.pipeline.events import read_events
@@ -32,6 +32,7 @@ def configure(repo: Path, agent: FakeAgent, extra: str = "") -> None:
     voyager.mkdir(exist_ok=True)
     runner = agent.command.replace("\\", "\\\\").replace('"', '\\"')
     (voyager / "config.toml").write_text(f'[pipeline]\nrunner = "{runner}"\n{extra}')
+    trusted(repo)
 
 
 def wait_for(check: Callable[[], object], timeout: float = 30.0) -> object:

@@ -7,7 +7,8 @@ for the command: `session` (init, status, add, compact), `state` (save, show, im
 `context`, `memory` (brain, memory ...), `git` (diff, log, blame, commit, install git,
 merge-driver), `integrations` (hook, install claude), `rules` and `history` (guard rules
 and the session history), `pipeline` (the multi-agent pipeline), `ui` (the dashboard),
-`doctor`, `demo`.
+`trust` (the
+project config's command settings), `doctor`, `demo`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from . import (  # noqa: F401
     session,
     state,
     suggest,
+    trust,
     ui,
 )
 from .common import cli

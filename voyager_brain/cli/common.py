@@ -65,6 +65,36 @@ def cli(ctx: click.Context, root: Path | None) -> None:
     issues, preferences and next steps, merged by fixed per-field rules at every save.
     """
     ctx.obj = root if root is not None else Path.cwd()
+    if ctx.invoked_subcommand not in _SAY_IGNORED_THEMSELVES and not ctx.resilient_parsing:
+        say_ignored_keys(ctx.obj)
+
+
+#: Commands that report the ignored command keys their own way (or refuse over them).
+_SAY_IGNORED_THEMSELVES = frozenset({"trust", "status", "doctor", "pipeline", "merge-driver"})
+
+
+def say_ignored_keys(start: Path) -> None:
+    """One line on stderr when the project's config.toml has command keys we ignore
+    because the user has not trusted it (`config.command_keys`), so that a model or a
+    runner that does not run is never a mystery."""
+    from ..config import load_config
+    from ..errors import ConfigError
+
+    top = repo.find_top(start)
+    if top is None:
+        return
+    try:
+        ignored = load_config(top / ".voyager").ignored_keys
+    except ConfigError:
+        return  # the command reports it
+    if ignored:
+        path = ignored[0].rsplit(": ", 1)[0]
+        keys = ", ".join(entry.rsplit(": ", 1)[1] for entry in ignored)
+        click.echo(
+            f"voyager-brain: ignoring {keys} in {path}: the file is not trusted;"
+            " review it, then `voyager-brain trust` allows them",
+            err=True,
+        )
 
 
 def start_folder(ctx: click.Context) -> Path:

@@ -112,6 +112,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         rows.append(
             ("missing", "key files not in the working tree: " + ", ".join(st["missing_key_files"]))
         )
+    if data["ignored_keys"]:
+        path = relative(Path(data["ignored_keys"][0].rsplit(": ", 1)[0]))
+        keys = ", ".join(entry.rsplit(": ", 1)[1] for entry in data["ignored_keys"])
+        rows.append(("ignored", f"{keys} in {path} (not trusted; `voyager-brain trust`)"))
     for name, value in rows:
         click.echo(f"{name:<10} {value}")
 

@@ -74,7 +74,7 @@ def sync_team_rules(db: sqlite3.Connection, project: str, *, force: bool = False
 
 def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The valid rules of the file at `path`, and one line per problem."""
-    from ..config import read_toml
+    from ..tomlfile import read_toml
     from .rules import check_fields
 
     try:

@@ -24,7 +24,16 @@ event ``tool_name``, ``tool_input``, ``tool_use_id``, ``tool_response``, ``error
 
 from __future__ import annotations
 
-from .hookio import HookCall, additional_context, base_call, json_line, string, text, tool_input
+from .hookio import (
+    HookCall,
+    additional_context,
+    base_call,
+    json_line,
+    string,
+    text,
+    tool_input,
+    with_system_message,
+)
 from .hooks import Hook, Settings
 
 TYPE_CHECKING = False
@@ -89,6 +98,14 @@ def render(event: str, result: Any) -> str | None:
     if event == "pre-tool-use":
         return pre_tool_output(result)
     return None
+
+
+def tell_user(event: str, output: str | None, message: str) -> str | None:
+    """`output` with `message` for the user (``systemMessage``); None at the session's
+    end, whose answer nobody reads (Codex reads the same)."""
+    if event == "session-end":
+        return None
+    return with_system_message(output, message)
 
 
 def pre_tool_output(verdict: Verdict) -> str | None:

@@ -77,6 +77,10 @@ def render(event: str, result: Any) -> str | None:
     return claude.render(event, result)
 
 
+def tell_user(event: str, output: str | None, message: str) -> str | None:
+    return claude.tell_user(event, output, message)
+
+
 def patch_call(patch: str) -> tuple[str, dict[str, Any]]:
     """A Codex patch as the guard sees it (see the module's docstring)."""
     files: list[dict[str, Any]] = []

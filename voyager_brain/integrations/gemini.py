@@ -34,6 +34,7 @@ from .hookio import (
     json_line,
     string,
     text,
+    with_system_message,
 )
 from .hooks import Hook, Settings
 
@@ -93,6 +94,14 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
     if action == "turn_end":
         return call._replace(reply=text(payload, "prompt_response"))
     return call
+
+
+def tell_user(event: str, output: str | None, message: str) -> str | None:
+    """`output` with `message` for the user (``systemMessage``, at every event); None at
+    the session's end, whose answer nobody reads."""
+    if event == "session-end":
+        return None
+    return with_system_message(output, message)
 
 
 def render(event: str, result: Any) -> str | None:

@@ -139,6 +139,16 @@ def json_line(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) + "\n"
 
 
+def with_system_message(output: str | None, message: str) -> str:
+    """`output` (one line of JSON, or nothing) with `message` as ``systemMessage``, which
+    Claude Code, Codex and Gemini CLI show the user (not the model) at any event; one
+    already there (a guard warning) comes first."""
+    data = json.loads(output) if output else {}
+    earlier = data.get("systemMessage")
+    data["systemMessage"] = f"{earlier}\n\n{message}" if earlier else message
+    return json_line(data)
+
+
 def additional_context(event: str, context: str) -> str:
     """Claude Code's answer with context for the agent (Codex and Gemini CLI read the
     same): ``hookSpecificOutput.additionalContext``."""

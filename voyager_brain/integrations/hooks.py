@@ -9,7 +9,9 @@ Each agent is an adapter module with five names:
   (tool names mapped to Claude Code's, so one guard rule serves every agent);
 - ``render(event, result) -> str``: what the agent reads on stdout: the context
   (session start), the `Verdict` (a tool call), or None (nothing to say);
-- ``SETTINGS``: where `install` writes the hooks (`Settings`).
+- ``SETTINGS``: where `install` writes the hooks (`Settings`);
+- ``tell_user(event, output, message)`` (optional): `output` with a message the user
+  (not the model) reads, or None when the event's answer cannot carry one.
 
 Adding an agent is one module and its name in `ADAPTERS`. Every hook fails open: whatever
 goes wrong is one line on stderr, exit code 0, and nothing on stdout the agent could
@@ -161,9 +163,124 @@ def run(
             # A broken file both steps read (config.toml) is reported once.
             if failed is None or str(exc) != str(failed):
                 _report(agent, event, exc, stderr)
+    output = _with_trust_notice(module, event, call, output, stderr)
     if output:
         stdout.write(output)
     return 0
+
+
+def _with_trust_notice(
+    module: ModuleType, event: str, call: HookCall, output: str | None, err: TextIO
+) -> Any:
+    """`output`, plus once per session the word that the project's config.toml has
+    command keys we ignore until the user trusts the file (`config.command_keys`): in
+    the agent's channel to the user (`tell_user`), at the first event that has one; on
+    stderr, which the agent logs, for an agent without one. Never fails the hook."""
+    try:
+        found = _ignored_command_keys(call.cwd)
+        if found is None:
+            return output
+        path, keys, top = found
+        message = (
+            f"voyager-brain ignores {', '.join(keys)} in {path}: this project's config.toml"
+            " would make it run programs, and you have not trusted the file. Review it, then"
+            f" run `voyager-brain trust` in {top} to allow them."
+        )
+        tell = getattr(module, "tell_user", None)
+        shown = tell(event, output, message) if tell is not None else None
+        if tell is not None and shown is None:
+            return output  # this event's answer cannot carry it: a later event tells
+        if not _first_notice(call.session, path, keys):
+            return output
+        if shown is None:
+            err.write(f"{message}\n")
+            return output
+        return shown
+    except Exception:
+        return output
+
+
+def _ignored_command_keys(cwd: str) -> tuple[str, list[str], str] | None:
+    """The project's config.toml, the command keys ignored in it and the project top;
+    None when nothing is ignored. Every hook asks, so a file that cannot name a command
+    key (`_may_name_a_command`) is only read, not parsed."""
+    import os
+
+    from ..worktree import find_top
+
+    folder = os.path.realpath(cwd)
+    top = find_top(folder) or folder
+    voyager = os.path.join(top, ".voyager")
+    path = os.path.join(voyager, "config.toml")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    if not _may_name_a_command(raw):
+        return None
+    from ..config import load_config
+
+    ignored = load_config(voyager).ignored_keys
+    if not ignored:
+        return None
+    return path, [entry.rsplit(": ", 1)[1] for entry in ignored], top
+
+
+#: What a TOML line naming a command key must hold: the key's name (or a part of it,
+#: as a dotted key or a table header spells it), or an escape that could spell it.
+_COMMAND_WORDS = (b"model_command", b"summarizer", b"semantic_review", b"runner", b"\\u", b"\\U")
+
+
+def _may_name_a_command(raw: bytes) -> bool:
+    """Whether a config.toml's bytes may hold a command key: some line that is not a
+    comment holds one of `_COMMAND_WORDS`. A key stands on one line (TOML has no line
+    continuation in keys); the reader takes a lone CR as a line end, so this does too."""
+    if not any(word in raw for word in _COMMAND_WORDS):
+        return False
+    lines = raw.replace(b"\r", b"\n").split(b"\n")
+    kept = b"\n".join([line for line in lines if not line.lstrip(b" \t").startswith(b"#")])
+    return any(word in kept for word in _COMMAND_WORDS)
+
+
+def _first_notice(session: str | None, path: str, keys: list[str]) -> bool:
+    """True once per session, file and set of keys: a marker in the personal cache,
+    created exclusively, so parallel hooks tell the user once between them."""
+    import hashlib
+    import os
+
+    from ..paths import cache_folder
+
+    folder = os.path.join(cache_folder(), "trust-notices")
+    os.makedirs(folder, exist_ok=True)
+    seen = "\0".join([session or "", path, *keys]).encode("utf-8", "surrogatepass")
+    name = hashlib.sha256(seen).hexdigest()[:32]
+    try:
+        fd = os.open(
+            os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600
+        )
+    except FileExistsError:
+        return False
+    os.close(fd)
+    _prune_notices(folder)
+    return True
+
+
+#: Markers older than this are removed when a new one is made (sessions end).
+NOTICE_DAYS = 30
+
+
+def _prune_notices(folder: str) -> None:
+    import os
+    import time
+
+    cutoff = time.time() - NOTICE_DAYS * 86400
+    for entry in os.scandir(folder):
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+        except OSError:
+            pass
 
 
 def _report(agent: str, event: str, exc: BaseException, stderr: TextIO) -> None:

@@ -115,6 +115,8 @@ class Pipeline:
         or the state cannot be read."""
         roles = validate_roles(list(stages) if stages is not None else self.config.pipeline.stages)
         retries = self._max_retries(max_retries)
+        if self._runner is None:
+            self._refuse_untrusted_runners()
         if not task.strip():
             raise PipelineError("the task is empty; say what the pipeline should do")
         blackboard.check_files(self.root)
@@ -168,6 +170,8 @@ class Pipeline:
                     f"retries is {current.retries}, over max_retries {limit}; pass a higher"
                     " --max-retries"
                 )
+            if self._runner is None and not isinstance(current.extra.get("runner"), str):
+                self._refuse_untrusted_runners()
             runner_extra = {"runner": self._runner} if isinstance(self._runner, str) else {}
             owner = {"maxRetries": limit, **self._owner(), **runner_extra}
 
@@ -364,6 +368,22 @@ class Pipeline:
                 self._event("pipeline.failed", reason=reason)
 
     # -- the stage's agent ----------------------------------------------------------------
+
+    def _refuse_untrusted_runners(self) -> None:
+        """Refuse a run whose agents would come from the project's runner settings while
+        they are ignored (config.toml not trusted): falling back to the default agent is
+        not what the file asks for, and running its command is not ours to decide."""
+        ignored = [
+            entry.rsplit(": ", 1)
+            for entry in self.config.ignored_keys
+            if entry.rsplit(": ", 1)[1].startswith("pipeline.runner")
+        ]
+        if ignored:
+            keys = ", ".join(key for _, key in ignored)
+            raise PipelineError(
+                f"{ignored[0][0]}: {keys} ignored, the file is not trusted; review it and run"
+                " `voyager-brain trust`, or give --runner"
+            )
 
     def _runner_for(self, role: str) -> Runner | ShellRunner:
         if self._runner is not None and not isinstance(self._runner, str):

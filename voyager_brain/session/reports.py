@@ -46,6 +46,8 @@ def status_report(bm: BrainManager) -> dict[str, Any]:
         ),
         "uncommitted": repo.brain_files_dirty(bm.top),
         "state": state_summary(bm),
+        # ``file: key``: command keys of an untrusted config.toml (`voyager-brain trust`).
+        "ignored_keys": list(bm.config.ignored_keys),
     }
 
 
