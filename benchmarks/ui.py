@@ -41,7 +41,7 @@ from voyager_brain.ui.app import create_app
 root, token, url, now, with_clock = sys.argv[1:6]
 options = {"clock": lambda: datetime.fromisoformat(now)} if with_clock == "1" else {}
 start = time.perf_counter()
-client = TestClient(create_app(Path(root), token=token, **options))
+client = TestClient(create_app(Path(root), token=token, **options), base_url="http://127.0.0.1")
 response = client.get(url + ("&" if "?" in url else "?") + "token=" + token)
 elapsed = (time.perf_counter() - start) * 1000
 print(json.dumps({"ms": elapsed, "status": response.status_code, "body": response.text[:300]}))

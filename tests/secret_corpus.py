@@ -139,6 +139,24 @@ BENIGN = {
     "certificate": "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
     "masked": "OPENAI_API_KEY=sk-...abcd (masked in the dashboard)",
     "placeholder-token": 'token = "<paste your token>"',
+    # Look-alikes of the shapes added for issue 26: a bare AWS secret (40 base64
+    # characters in a text that names AWS), `mysql -p`, `token <value>`.
+    "aws-git-sha": "AWS deploy of 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 to eu-west-1",
+    "aws-lockfile": ('"node_modules/@aws-sdk/client-s3": {"integrity": "sha512-Kq5sNclPz7QV2+lfQ'
+                     'Iuu7unerVRzC+ir5oXpNVFj3Hg/nu8Yr6hfXN+cyXgqHj3ugd2QlkzGxLiZgNb7Ey9c7g=="}'),
+    "aws-go-sum": ("github.com/aws/aws-sdk-go v1.44.0 "
+                   "h1:jwnq/7Tx5h7bQnOYVb7D3JcHk2fWTUe3aaaU5vXGgkA="),
+    "aws-camel-case": "AWS client: AwsS3ClientConfigurationBuilderFactoryV2.create()",
+    "aws-s3-path": "aws s3 sync ./dist s3://ExampleBucket/Release2/WebAssets/AppBundle/x",
+    "aws-base32": "AWS MFA seed JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXPJBSWY3DP (test device)",
+    "aws-key-prose": "aws_secret_access_key is read from ~/.aws/credentials, never from git",
+    "mysql-prompt": "mysql -u root -p app_db",
+    "mysql-p-port": "mysql -h db.internal -u app -p 3306 and mysql -P 3306 -u app -p",
+    "mysql-then-mkdir": "mysql -u app -e 'select 1'; mkdir -p build",
+    "token-prose": "token refresh happens automatically when the session expires",
+    "token-long-word": "the token abstraction_layer_for_everything is documented",
+    "token-uuid": "token 9b2f1c3e-4d5a-4b6c-8d7e-1f2a3b4c5d6e was revoked",
+    "secret-prose": "Secret management is handled by the platform team's vault service.",
     "redacted-already": ("GITHUB_TOKEN=[REDACTED:github-token] and "
                          "AccountKey=[REDACTED:azure-storage-key]"),
 }  # fmt: skip

@@ -21,7 +21,11 @@ from conftest import git, run_cli
 
 from voyager_brain.secretkinds import ALL_KINDS
 
-EXAMPLES = {kind.name: kind.example for kind in ALL_KINDS}
+# The first row of each name: a kind may have several (the AWS secret as an assignment,
+# then bare beside an AWS key id).
+EXAMPLES: dict[str, str] = {}
+for _kind in ALL_KINDS:
+    EXAMPLES.setdefault(_kind.name, _kind.example)
 #: The fake AWS key id, the fake AWS secret and a fake GitHub token, as a credentials file
 #: holds them.
 SECRETS = (

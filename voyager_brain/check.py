@@ -2,8 +2,10 @@
 
 Each of brain.md, brain.json and memory.jsonl must parse, hold no git conflict markers
 (a merge done without the merge driver leaves them) and no secret that redaction
-recognises (written by hand, or before redaction existed). Every problem is one
-`Problem` with its file and line. Nothing is written.
+recognises (written by hand, or before redaction existed). The pipeline's agents write
+markdown into ``.brain/`` (PLAN.md, MISTAKES.md, RESEARCH/*.md ...) by themselves, with no
+redaction on the way: those must hold no secret either. Every problem is one `Problem`
+with its file and line. Nothing is written.
 """
 
 from __future__ import annotations
@@ -19,6 +21,28 @@ from .errors import BrainError, UnsafePathError
 #: The brain files, relative to the repository's top: what `check` looks at by default,
 #: and the only files it checks among those it is given.
 BRAIN_FILES = (".voyager/brain.md", ".voyager/brain.json", ".voyager/memory.jsonl")
+#: The folder of the files the pipeline's agents write, checked for secrets only.
+AGENT_FOLDER = ".brain"
+
+
+def is_agent_file(relative: str) -> bool:
+    """Whether `relative` (a path from the repository's top) is agent-written markdown."""
+    return relative.startswith(AGENT_FOLDER + "/") and relative.endswith(".md")
+
+
+def agent_files(top: Path) -> list[str]:
+    """The markdown files under ``.brain/``, sorted; links are not followed (a link is
+    not a file an agent wrote, and may point anywhere)."""
+    folder = top / AGENT_FOLDER
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    found = []
+    for path in folder.rglob("*.md"):
+        relative = path.relative_to(top)
+        inside = [top.joinpath(*relative.parts[: n + 1]) for n in range(len(relative.parts))]
+        if not any(part.is_symlink() for part in inside) and path.is_file():
+            found.append(relative.as_posix())
+    return sorted(found)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -45,11 +69,11 @@ def brain_files(top: Path, given: Iterable[str] = ()) -> list[str]:
             relative = path.relative_to(top).as_posix()
         except ValueError:
             continue
-        if relative in BRAIN_FILES:
+        if relative in BRAIN_FILES or is_agent_file(relative):
             wanted.append(relative)
     if given:
         return sorted(set(wanted))
-    return [name for name in BRAIN_FILES if (top / name).is_file()]
+    return [name for name in BRAIN_FILES if (top / name).is_file()] + agent_files(top)
 
 
 def check_file(top: Path, name: str) -> list[Problem]:
@@ -63,6 +87,8 @@ def check_file(top: Path, name: str) -> list[Problem]:
         return [Problem(name, None, f"cannot read: {exc.strerror or exc}")]
     if data is None:
         return []  # staged as deleted
+    if is_agent_file(name):
+        return secret_problems(name, data)
     problems = [
         Problem(name, region.start, f"unresolved git conflict (lines {region.start}-{region.end})")
         for region in conflicts.find(data)

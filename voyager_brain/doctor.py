@@ -22,7 +22,7 @@ from .git import setup as gitsetup
 from .memory.store import MemoryStore
 from .render import Templates
 from .session import brainfile
-from .session.manager import BrainManager, Clock, ensure_layout, utc_now
+from .session.manager import BrainManager, Clock, ensure_layout, redacted_head, utc_now
 from .session.model import BrainEntry
 
 #: Temporary files younger than this may belong to a writer that is still running.
@@ -219,7 +219,7 @@ def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
             "they are harmless; delete the copies by hand if you like",
         )
 
-    yield from _check_secrets(top, doc.entries, repair, clock)
+    yield from _check_secrets(top, doc, repair, clock)
 
 
 def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
@@ -254,18 +254,23 @@ def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
 
 
 def _check_secrets(
-    top: Path, entries: tuple[BrainEntry, ...], repair: bool, clock: Clock
+    top: Path, doc: brainfile.BrainDocument, repair: bool, clock: Clock
 ) -> Iterator[Finding]:
     from .check import secret_problems
     from .redact import find_secrets, redact
 
-    leaking = [e for e in entries if find_secrets(e.content)]
-    if not leaking:
+    leaking = [e for e in doc.entries if find_secrets(e.content)]
+    # The text before the first entry (front matter, title, a hand-written preamble) is
+    # in git as much as the entries are.
+    head = redacted_head(doc) is not doc
+    if not leaking and not head:
         yield Finding("ok", "brain.md holds no secrets that voyager-brain recognises")
         return
     data = storage.read_bytes(top / ".voyager" / "brain.md") or b""
     where = _where(secret_problems(".voyager/brain.md", data))
-    message = f"brain.md: {len(leaking)} entries contain what looks like a secret ({where})"
+    counted = [f"{len(leaking)} entries"] if leaking else []
+    counted += ["the text before the first entry"] if head else []
+    message = f"brain.md: {' and '.join(counted)} contain what looks like a secret ({where})"
     if not repair:
         yield Finding("error", message, "`doctor --repair` redacts them (check git history too)")
         return
@@ -274,7 +279,7 @@ def _check_secrets(
     for entry in leaking:
         if bm.remove(entry):
             bm.update(entry.replace(content=redact(entry.content)))
-    bm.persist()
+    bm.persist(redact_head=True)
     yield Finding(
         "error",
         message + "; redacted (the old text is still in git history)",
@@ -292,7 +297,7 @@ def _check_stored_secrets(top: Path, repair: bool, clock: Clock) -> Iterator[Fin
     """brain.json and both memory logs: every line holding a secret, as file:line;
     `--repair` redacts them in place (locked, atomic; a file that does not parse is
     left as it is)."""
-    from .check import secret_problems
+    from .check import agent_files, secret_problems
     from .paths import personal_log_file
 
     files = [
@@ -305,6 +310,8 @@ def _check_stored_secrets(top: Path, repair: bool, clock: Clock) -> Iterator[Fin
         personal = True  # _check_config reports the file; the log is checked meanwhile
     if personal:  # `redact_secrets = false` keeps secrets in the personal log on purpose
         files.append(("personal memory.jsonl", Path(personal_log_file())))
+    # What the pipeline's agents write into .brain/ goes through no redaction.
+    files += [(name, top / name) for name in agent_files(top)]
     for label, path in files:
         data = storage.read_bytes(path)
         problems = secret_problems(label, data) if data is not None else []
@@ -318,9 +325,12 @@ def _check_stored_secrets(top: Path, repair: bool, clock: Clock) -> Iterator[Fin
             continue
         with storage.locked(path):
             data = storage.read_bytes(path) or b""  # as it is now, under the lock
-            redacted = (
-                _redacted_json(data, path) if label.endswith(".json") else _redacted_log(data)
-            )
+            if label.endswith(".md"):
+                redacted: bytes | None = _redacted_text(data)
+            elif label.endswith(".json"):
+                redacted = _redacted_json(data, path)
+            else:
+                redacted = _redacted_log(data)
             if redacted is not None and redacted != data:
                 storage.atomic_write(path, redacted)
         if redacted is None:
@@ -335,6 +345,13 @@ def _check_stored_secrets(top: Path, repair: bool, clock: Clock) -> Iterator[Fin
                 message + "; redacted (the old text is still in git history)",
                 repaired=True,
             )
+
+
+def _redacted_text(data: bytes) -> bytes:
+    """A markdown file redacted; bytes that are not UTF-8 are kept as they are."""
+    from .redact import redact
+
+    return redact(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
 def _redacted_json(data: bytes, path: Path) -> bytes | None:

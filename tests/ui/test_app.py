@@ -56,7 +56,7 @@ def client_for(
     app = create_app(
         top, token=TOKEN, allow_edits=allow_edits, clock=lambda: NOW, history_path=str(history)
     )
-    client = TestClient(app)
+    client = TestClient(app, base_url="http://127.0.0.1")
     if login:
         client.cookies.set(COOKIE, TOKEN)
     return client
@@ -157,7 +157,7 @@ def test_every_answer_forbids_inline_scripts_and_framing(client: TestClient) -> 
     assert "script-src 'self'" in headers["content-security-policy"]
     assert "frame-ancestors 'none'" in headers["content-security-policy"]
     assert headers["x-content-type-options"] == "nosniff"
-    assert headers["referrer-policy"] == "no-referrer"
+    assert headers["referrer-policy"] == "same-origin"
 
 
 def test_assets_come_from_a_fixed_list_never_a_path(client: TestClient) -> None:

@@ -63,7 +63,8 @@ def check_command(ctx: click.Context, files: tuple[str, ...], as_json: bool) -> 
     """Check that the brain files are fit to commit (the pre-commit hook).
 
     Each of .voyager/brain.md, brain.json and memory.jsonl must parse, and hold no git
-    conflict markers and no unredacted secret. FILES are the files to commit, as
+    conflict markers and no unredacted secret; the markdown the pipeline's agents write
+    (.brain/**/*.md) must hold no unredacted secret. FILES are the files to commit, as
     pre-commit passes them: only brain files among them are checked; without FILES,
     every brain file is. Prints file:line for each problem and exits 1; exits 0 when
     all is well. Nothing is written: `doctor --repair` redacts the secrets.

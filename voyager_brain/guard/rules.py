@@ -123,6 +123,9 @@ def add_rule(
     """Add a rule (to `rule_set` by name, else global) and return it. A semantic rule's
     embedding is computed here, never when a tool call is checked."""
     check_fields(description=description, pattern=pattern, type=type, action=action, tool=tool)
+    # Free text is redacted before it is stored: rules are listed, shown on the dashboard
+    # and told to agents. The pattern is not free text (a regex); it stays as given.
+    description, problem, solution = redacted(description, problem, solution)
     with transaction(db):
         set_id = rule_set_id(db, rule_set) if rule_set is not None else None
         cur = db.execute(
@@ -146,6 +149,13 @@ def add_rule(
         if type == "semantic":
             _embed(db, rule)
     return rule
+
+
+def redacted(*texts: str | None) -> tuple[Any, ...]:
+    """`texts` with their secrets redacted (None stays None): what a rule stores."""
+    from ..redact import redact
+
+    return tuple(text if text is None else redact(text) for text in texts)
 
 
 class PatternOnSemanticRule(RuleError):
@@ -266,6 +276,7 @@ def project_folder(folder: Path) -> str:
 def create_rule_set(db: sqlite3.Connection, name: str, description: str | None = None) -> int:
     if not name.strip():
         raise RuleError("rule set name: expected a non-empty name")
+    (description,) = redacted(description)
     with transaction(db):
         if db.execute("SELECT 1 FROM rule_sets WHERE name = ?", (name,)).fetchone():
             raise RuleError(f"a rule set named {name!r} exists already")

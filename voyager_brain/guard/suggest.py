@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from ..errors import RuleError
 from ..value import Record
 from .corrections import PROHIBIT, Finding, command_of, command_pattern, findings
-from .rules import Rule, add_rule, check_fields, list_rules
+from .rules import Rule, add_rule, check_fields, list_rules, redacted
 from .transcript import WRAPPERS, import_transcript
 
 TYPE_CHECKING = False
@@ -223,6 +223,10 @@ def _checked(
     `rules.add_rule` (`RuleError`)."""
     kind = "regex" if pattern else "semantic"
     check_fields(description=description, pattern=pattern, type=kind, action=ACTION, tool=tool)
+    # A proposal quotes what it came from (a personal log may keep secrets): shown and
+    # stored redacted. Redacted before it is clipped, so a secret cut short is still
+    # recognised whole.
+    description, problem, solution = redacted(description, problem, solution)
     problem, solution = (_clip(text) if text else None for text in (problem, solution))
     source, source_id = candidate.source, candidate.source_id
     return Suggestion(

@@ -75,7 +75,7 @@ def sync_team_rules(db: sqlite3.Connection, project: str, *, force: bool = False
 def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The valid rules of the file at `path`, and one line per problem."""
     from ..tomlfile import read_toml
-    from .rules import check_fields
+    from .rules import check_fields, redacted
 
     try:
         # config.toml's reader: one place says what is wrong with a TOML file (its line,
@@ -96,7 +96,7 @@ def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
             if not isinstance(entry, dict):
                 raise RuleError("expected a table")
             if isinstance(entry.get("description"), str):
-                name += f" ({entry['description']!r})"
+                name += f" ({redacted(entry['description'])[0]!r})"
             unknown = sorted(set(entry) - set(FIELDS))
             if unknown:
                 raise RuleError(f"unknown field {unknown[0]!r}; expected {', '.join(FIELDS)}")
@@ -125,6 +125,10 @@ def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
         except RuleError as exc:
             problems.append(f"{path}: {name}: {exc}; skipped, the other rules apply")
             continue
+        # Stored redacted, as `rules add` stores them (the same file gives the same rows).
+        rule["description"], rule["problem"], rule["solution"] = redacted(
+            rule["description"], rule["problem"], rule["solution"]
+        )
         valid.append(rule)
     return valid, problems
 

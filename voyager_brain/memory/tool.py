@@ -176,8 +176,9 @@ def _add(store: MemoryStore, params: dict[str, Any]) -> dict[str, Any]:
             old = found.existing
             newer = {**old, "text": entry["text"], "updated": store.now()}
             written = store.write([newer], snapshot.origin.get(old["id"], target))
+            # The reply says what was stored (redacted), never what was given.
             return _result(
-                f"Updated {type_} {old['id']}: {entry['text']} (supersedes: {old['text']})",
+                f"Updated {type_} {old['id']}: {summary(written[0])} (supersedes: {old['text']})",
                 written,
                 superseded=old,
             )
@@ -191,7 +192,7 @@ def _add(store: MemoryStore, params: dict[str, Any]) -> dict[str, Any]:
         target = snapshot.origin.get(entry["id"], target)
     written = store.write([entry], target)
     verb = "Updated" if existed else "Added"
-    return _result(f"{verb} {type_} {entry['id']}: {summary(entry)}", written, store=target)
+    return _result(f"{verb} {type_} {entry['id']}: {summary(written[0])}", written, store=target)
 
 
 def _keyed_id(
@@ -252,7 +253,7 @@ def _update(store: MemoryStore, params: dict[str, Any]) -> dict[str, Any]:
     updated = {**entry, **changes, "updated": store.now()}
     log.validate(updated, f"update {entry['id']}")
     written = store.write([updated], origin)
-    return _result(f"Updated {entry['type']} {entry['id']}: {summary(updated)}", written)
+    return _result(f"Updated {entry['type']} {entry['id']}: {summary(written[0])}", written)
 
 
 def _tombstone(store: MemoryStore, entry: dict[str, Any], reason: str) -> dict[str, Any]:

@@ -120,6 +120,9 @@ class Pipeline:
         if not task.strip():
             raise PipelineError("the task is empty; say what the pipeline should do")
         blackboard.check_files(self.root)
+        # The task is kept in .brain/ (PROJECT.md, the state, the events) and given to
+        # every agent from there: redacted once, here, so all of them hold the same text.
+        task = redact(task)
         _load_or_explain(self.root)  # a corrupt state is refused before anything is written
         with self._engine_lock():
             current = _load_or_explain(self.root)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import storage
 from ..errors import CorruptFileError
+from ..redact import redact_json
 from ..session.manager import Clock
 from ..timestamps import format_timestamp
 from .state import BRAIN_DIR
@@ -50,6 +51,8 @@ def append_event(root: Path, name: str, clock: Clock, **fields: Any) -> dict[str
     clash = {"event", "at"} & fields.keys()
     if clash:
         raise ValueError(f"event fields may not be named {', '.join(sorted(clash))}")
+    # Fields carry a task, an agent's error or a path: redacted like every stored text.
+    fields = redact_json(fields)  # type: ignore[assignment]
     event: dict[str, Any] = {"event": name, "at": format_timestamp(clock()), **fields}
     line = json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n"
     path = events_path(root)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .kind import B64, B64URL, CLOUD, GENERIC, Kind
+from .kind import B64, B64URL, CLOUD, DATABASE, GENERIC, Kind
 from .kind import fake as _f
 
 TYPE_CHECKING = False
@@ -54,6 +54,21 @@ def looks_random(value: str) -> bool:
     if len(value) == 36 and value.count("-") == 4:
         return False  # a UUID: an id, not a key
     return _entropy(value) >= ENTROPY_BITS
+
+
+def looks_like_aws_secret(value: str) -> bool:
+    """Whether 40 base64 characters found with no key before them look like an AWS secret
+    access key: upper case, lower case and digits (a git sha is lower-case hex, base32
+    upper case), no run of six lower-case letters (a path or a camel-case name has words;
+    a random key has such a run about one time in ten), and random (`looks_random`)."""
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return False
+    run = 0
+    for char in value:
+        run = run + 1 if char.islower() else 0
+        if run >= 6:
+            return False
+    return looks_random(value)
 
 
 # -- assignments, headers, URLs, key blocks ---------------------------------------------------
@@ -241,9 +256,18 @@ def _context_kinds() -> tuple[Kind, ...]:
         # AWS secrets are 40 base64 characters with no prefix: only the key says what
         # they are.
         Kind("aws-secret-key", "AWS", CLOUD,
-             r"""(?i:(?:aws_?)?secret_?access_?key)["'`]?[ \t]*(?::=|=>|[:=])[ \t]*["'`]?
+             r"""(?i:(?:aws_?)?secret_?access_?key)["'`]?
+                 (?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+)["'`]?
                  (?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
              "aws_secret_access_key = " + _f(40, B64), words=("secret",), reach=4),
+        # The same 40 characters on their own (`AKIA… wJalr…`, "AWS secret: …"): only a
+        # text that names AWS or holds a key id is searched (anywhere in it), and the
+        # value must look generated (`looks_like_aws_secret`: not a git sha, a path, a
+        # camel-case name); a base64 blob longer than 40 characters is not cut into one.
+        Kind("aws-secret-key", "AWS (a secret access key with no name before it)", CLOUD,
+             r"(?<![A-Za-z0-9/+=.%\\-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+             "AWS keys: AKIA… and " + "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY",
+             words=("aws", "akia", "asia"), check=looks_like_aws_secret, reach=None),
         # The password runs to the last `@` before the host, since people do not escape
         # `@`. A marker cannot be a password: brackets are not password characters here.
         Kind("url-password", "URLs and connection strings (any scheme)", GENERIC,
@@ -279,6 +303,18 @@ def _context_kinds() -> tuple[Kind, ...]:
                  ["']?[^\s:"'@\[\]]+:
                  (?P<value>(?![$%{*])[^\s"'\[\]]+)""",
              f"curl -u deploy:{_PASSWORD} https://ci.example.com", anchors=("curl",)),
+        # `mysql -u root -pS3cret`: the password glued to -p (`-p` alone, or `-p 3306`,
+        # makes mysql prompt; `-P` is the port). Not past the end of the command.
+        Kind("password", "mysql and mariadb -p", DATABASE,
+             r"""(?:mysql|mariadb)[a-z-]*(?:(?![ \t]-p)[^\n;|&]){0,1000}?[ \t]-p
+                 ["']?(?P<value>(?![$%{*])[^\s"'\[\];|&]+)""",
+             f"mysql -u root -p{_PASSWORD} app", anchors=("mysql", "mariadb")),
+        # `token <value>` with no `=` or `:` between: only a value that looks generated,
+        # since "token" is an everyday word in prose about auth.
+        Kind("token", "the word token or secret before a generated value", GENERIC,
+             r"""(?i:token|secret)s?[ \t]+
+                 (?P<value>[A-Za-z0-9_~+/-]{20,512}+={0,2}+)(?![A-Za-z0-9_~+/=-]|\.[A-Za-z0-9])""",
+             "token " + _f(37), words=("token", "secret"), check=looks_random),
         # Key/value assignments last: the more specific names above win when the value
         # is a recognisable token (`GITHUB_TOKEN=ghp_…` is a github-token).
         *named,

@@ -13,7 +13,8 @@ class Kind:
     """One kind of secret. ``pattern`` is a verbose regex; the secret is its group named
     ``value`` if there is one, else the whole match. ``anchors`` (case-sensitive) or
     ``words`` (lower case, matched against the lower-cased text): a match always holds
-    one of them; a row with neither is found by its own regex. ``at_name``: a match
+    one of them (with ``reach`` None, the text does: the row is searched only in a text
+    that holds one); a row with neither is found by its own regex. ``at_name``: a match
     starts where a name holding one of the words starts (or at the quote before it),
     so the redactor tries the regex there only, not at every character. ``reach``:
     how many characters before its anchor (or word) a match may start, 0 when every

@@ -85,6 +85,25 @@ def _last_compaction(doc: BrainDocument) -> datetime | None:
         return None
 
 
+def redacted_head(doc: BrainDocument) -> BrainDocument:
+    """`doc` with the secrets redacted in the text before its first entry (front matter,
+    title, hand-written preamble): tracked by git as much as the entries are. The same
+    document when there are none (checked cheaply first: this runs on every write)."""
+    from ..redact import might_hold_secret, redact, redact_json
+
+    texts = [doc.heading or "", doc.preamble or "", doc.project or ""]
+    texts += [str(value) for value in doc.meta.values()]
+    if not might_hold_secret("\n".join(texts)):
+        return doc
+    fixed = doc.replace(
+        heading=doc.heading and redact(doc.heading),
+        preamble=doc.preamble and redact(doc.preamble),
+        project=doc.project and redact(doc.project),
+        meta=redact_json(dict(doc.meta)),
+    )
+    return doc if fixed == doc else fixed
+
+
 class BrainManager:
     """The session brain of one repository.
 
@@ -230,15 +249,17 @@ class BrainManager:
         self._entries = [e for e in self._entries if e.key != entry.key]
         return True
 
-    def persist(self) -> None:
+    def persist(self, *, redact_head: bool = False) -> None:
         """Write this session's changes to brain.md (session_end).
 
         Creates ``.voyager/`` and its files when missing. Merges with whatever is on disk
         now; compacts first when auto_compact is on and the file is over the budget. Then
         brain.json: this session's `merge_state()` updates are applied again, under the
         lock, to the state on disk, so concurrent sessions' saves combine by the rules.
+        The text before the first entry is redacted as the entries are (`redact_secrets`),
+        or whatever the setting with `redact_head` (``doctor --repair``).
         """
-        self._commit(force_compact=False)
+        self._commit(force_compact=False, redact_head=redact_head)
         self._commit_state()
 
     def compact(self) -> CompactionReport:
@@ -429,7 +450,7 @@ class BrainManager:
         ]
         return result
 
-    def _commit(self, *, force_compact: bool) -> CompactionReport | None:
+    def _commit(self, *, force_compact: bool, redact_head: bool = False) -> CompactionReport | None:
         if not self._loaded:
             self.load()
         if not (self.voyager_dir / ".gitignore").exists():
@@ -446,6 +467,10 @@ class BrainManager:
                 entries = self._merged_with(disk)
             additions = [e for e in entries if e.key not in self._base_keys]
             doc = disk.replace(entries=tuple(entries), project=disk.project or self.project)
+            if self.config.redact_secrets or redact_head:
+                clean = redacted_head(doc)
+                if clean is not doc:  # a secret above the entries: the file is rewritten
+                    doc, unchanged = clean, False
 
             grown = chars + sum(len(e.content) + 40 for e in additions)
             report = None

@@ -7,6 +7,15 @@ without it, 403. Every value is escaped by the templates, and the Content-Securi
 Policy lets no inline script run besides. A POST needs the app to allow edits
 (``--allow-edits``) and the form's CSRF token, else 403. No route reads a file path
 from the request: projects are history rows, assets a fixed list.
+
+Two checks come before everything else, against what a web page elsewhere can make a
+browser send. A request whose ``Host`` is not an address this dashboard serves is
+refused with 400 (`allowed_hosts`): a name that an attacker's DNS answers with
+127.0.0.1 (DNS rebinding) reaches the port, but not the pages. A POST whose ``Origin``
+(else ``Referer``) is another origin is refused with 403, the CSRF token notwithstanding;
+a POST with neither header comes from a program, not a browser (every browser sends
+``Origin`` with a POST, and ``Referrer-Policy: same-origin`` lets it name ours), and
+still needs the token and the CSRF token.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -58,7 +67,9 @@ HEADERS = {
         " connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # Not `no-referrer`: with it a browser sends `Origin: null` with the pages' own form
+    # POST, which the origin check refuses. A referrer goes to our own pages only.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
 }
@@ -193,12 +204,19 @@ class _App:
                 request,
                 "this dashboard is read-only: start it with `voyager-brain ui --allow-edits`",
             )
+        if not _same_origin(request):
+            return self.refuse(
+                request,
+                "this POST comes from another origin (its Origin or Referer header is not "
+                "this dashboard's address): make the change from the dashboard's own page",
+            )
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         given = (form.get("csrf") or [""])[0]
         if not hmac.compare_digest(given.encode(), self.csrf.encode()):
             return self.refuse(
                 request, "the form's CSRF token is missing or wrong: reload the page"
             )
+
         active = (form.get("active") or [""])[0]
         if active not in ("0", "1"):
             return self.refuse(request, f"active: expected 0 or 1, got {active!r}", 400)
@@ -268,6 +286,96 @@ class PICTURES:
                     others[n] += count
             series[f"{len(rest)} other rules"] = list(zip(data["days"], others, strict=True))
         return charts.daily_bars(series, days=data["days"], title="Rule triggers per day")
+
+
+#: The names by which this machine reaches a dashboard bound to a loopback address.
+LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
+#: Addresses that mean every interface: no one name is the dashboard's.
+_WILDCARDS = ("0.0.0.0", "::", "")
+
+
+def allowed_hosts(host: str) -> tuple[str, ...]:
+    """The names (lower case, IPv6 in brackets, no port) a request's ``Host`` may give
+    for a dashboard listening on `host`: this machine's loopback names, and `host`
+    itself when the user chose another address. On every interface (``0.0.0.0``), the
+    machine's own names as well: an address of another interface must be given with
+    ``--host`` to be answered by it."""
+    names = list(LOCAL_NAMES)
+    if host in _WILDCARDS:
+        import socket
+
+        names += [socket.gethostname(), socket.getfqdn()]
+    else:
+        names.append(f"[{host}]" if ":" in host else host)
+    return tuple(dict.fromkeys(name.lower() for name in names if name))
+
+
+def _split_host(value: str) -> tuple[str, int | None] | None:
+    """(name, port) of a ``Host`` header or an origin's netloc; None when it is not one
+    (a user part, a bad port, nothing at all)."""
+    try:
+        parts = urlsplit("//" + value)
+        name, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not name or parts.username is not None or parts.password is not None:
+        return None
+    if parts.path or parts.query or parts.fragment:
+        return None
+    return (f"[{name}]" if ":" in name else name.lower()), port
+
+
+class HostCheck:
+    """ASGI middleware: a request whose ``Host`` is not one of `hosts` (with `port`, when
+    given) gets 400 and a plain message, before any route or the token is looked at."""
+
+    def __init__(self, app: Any, hosts: tuple[str, ...], port: int | None) -> None:
+        self.app, self.hosts, self.port = app, hosts, port
+
+    def allows(self, value: str) -> bool:
+        split = _split_host(value)
+        if split is None:
+            return False
+        name, port = split
+        return name in self.hosts and (self.port is None or port == self.port)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = ""
+        for key, value in scope.get("headers", ()):
+            if key == b"host":
+                given = value.decode("latin-1")
+                break
+        if self.allows(given):
+            await self.app(scope, receive, send)
+            return
+        served = ", ".join(h if self.port is None else f"{h}:{self.port}" for h in self.hosts)
+        message = (
+            f"refused: Host {given!r} is not this dashboard's address ({served}); "
+            "open the link `voyager-brain ui` printed\n"
+        )
+        await Response(message, status_code=400, media_type="text/plain")(scope, receive, send)
+
+
+def _same_origin(request: Request) -> bool:
+    """Whether a POST's ``Origin`` (else its ``Referer``) is the dashboard's own: the
+    scheme http and the ``Host`` the request came to (checked by `HostCheck`). True
+    when it has neither (a program's request, see the module's docstring)."""
+    own = request.headers.get("host", "").lower()
+    origin = request.headers.get("origin")
+    referer = request.headers.get("referer")
+    for value in (origin, referer):
+        if value is None:
+            continue
+        try:
+            parts = urlsplit(value)
+        except ValueError:
+            return False
+        if parts.scheme != "http" or parts.netloc.lower() != own:
+            return False
+    return True
 
 
 def cookie_name(request: Request) -> str:
@@ -380,9 +488,12 @@ def create_app(
     allow_edits: bool = False,
     clock: Clock | None = None,
     history_path: str | None = None,
-) -> Starlette:
+    host: str = "127.0.0.1",
+    port: int | None = None,
+) -> HostCheck:
     """The dashboard of the project at `root` (and every project the history knows),
-    answering only requests that carry `token`."""
+    answering only requests that carry `token` and name `host` (or a loopback name) with
+    `port` (any port when None) in their ``Host``."""
     dash = Dashboard(root, history_path=history_path, **({"clock": clock} if clock else {}))
     app = _App(dash, token, allow_edits)
     routes = [
@@ -411,4 +522,4 @@ def create_app(
         return await app.guarded(app.not_found)(request)  # type: ignore[no-any-return]
 
     starlette.add_exception_handler(404, not_found)
-    return starlette
+    return HostCheck(starlette, allowed_hosts(host), port)

@@ -63,9 +63,10 @@ def serve(
             f'the dashboard needs Starlette and uvicorn ({exc}); pip install "voyager-brain[ui]"'
         ) from None
     token = secrets.token_urlsafe(24)
-    app = create_app(root, token=token, allow_edits=allow_edits)
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
+    # Requests must name this address and port in their Host (DNS rebinding).
+    app = create_app(root, token=token, allow_edits=allow_edits, host=host, port=bound)
     url = url_of(host, bound, token)
     if host not in LOCAL_HOSTS:
         warn(
