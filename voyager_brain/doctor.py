@@ -384,6 +384,17 @@ def _check_git(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         )
 
 
+def _timed_rules(db: Any, top: Path) -> Iterator[Finding]:
+    """The rules this project sees that run on Python's engine under a time limit: over
+    it they count as matched (guard/patterns.py)."""
+    from .guard.patterns import timed_notes
+    from .guard.rules import list_rules
+
+    hint = "without look-arounds or back-references the pattern runs on RE2, in linear time"
+    for line in timed_notes(list_rules(db, project=str(top.resolve()))):
+        yield Finding("warning", line, hint)
+
+
 def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     """history.db (personal, seed 003) opens, and this project's rules.toml loads."""
     import os
@@ -416,6 +427,7 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
                 yield Finding("error", problem, f"fix {FILE}; the other rules still apply")
             if not problems:
                 yield Finding("ok", f"{FILE} loads cleanly")
+        yield from _timed_rules(db, top)
     finally:
         db.close()
 

@@ -4,11 +4,16 @@ only Python's engine can run (issue 26)."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import time
 import unicodedata
+from pathlib import Path
 
 import pytest
+from conftest import git, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -214,3 +219,115 @@ def test_a_rule_decides_as_pythons_engine_would(pattern: str, text: str) -> None
     matcher = compiler.compile(pattern)
     assert matcher is not None, compiler.errors
     assert compiler.search(matcher, [text]) is expected
+
+
+# -- a cloned repository, the command line and doctor ------------------------------------
+
+RULES_TOML = """\
+[[rules]]
+description = "no bare semicolons"
+pattern = '\\s*\\s*\\s*\\s*\\s*\\s*\\s*;'
+tool = "Bash"
+
+[[rules]]
+description = "push only with --dry-run"
+pattern = 'git push(?!.*--dry-run)'
+tool = "Bash"
+action = "warn"
+"""
+
+
+def cloned(repo: Path) -> Path:
+    """A repository as cloned: its tracked .voyager/rules.toml holds the `\\s*` rule."""
+    (repo / ".voyager").mkdir(exist_ok=True)
+    (repo / ".voyager" / "rules.toml").write_text(RULES_TOML)
+    git(repo, "add", ".voyager/rules.toml")
+    git(repo, "commit", "-q", "-m", "team rules")
+    return repo
+
+
+def pre_tool_use(repo: Path, command: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    payload = {
+        "session_id": "s1",
+        "cwd": str(repo),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_use_id": f"t{len(command)}",
+    }
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "claude", "pre-tool-use"],
+        input=json.dumps(payload),
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,  # the stall this replaces lasted past 90 s
+    )
+    return done, time.monotonic() - start
+
+
+@pytest.mark.parametrize("spaces", [400, 100_000])
+def test_a_cloned_repos_slow_rule_no_longer_stalls_the_hook(repo: Path, spaces: int) -> None:
+    cloned(repo)
+    done, took = pre_tool_use(repo, "echo" + " " * spaces + "x")
+    assert done.returncode == 0 and took < 10  # the hook timeout install writes
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    blocked, took = pre_tool_use(repo, "echo" + " " * spaces + ";")
+    assert took < 10 and json.loads(blocked.stdout)["hookSpecificOutput"]["permissionDecision"] == (
+        "deny"
+    )
+
+
+def test_doctor_names_the_rule_that_runs_with_a_time_limit(repo: Path) -> None:
+    cloned(repo)
+    out = run_cli("doctor", cwd=repo).stdout
+    assert "ok    .voyager/rules.toml loads cleanly" in out
+    timed = [line for line in out.splitlines() if "runs on Python's engine" in line]
+    assert len(timed) == 1  # the look-around; the \s* rule runs on RE2
+    assert timed[0].startswith("warn  rule ") and "(it has a look-around)" in timed[0]
+    assert "over that the rule counts as matched" in timed[0]
+
+
+def test_rules_add_accepts_each_slow_pattern_and_says_which_are_timed(repo: Path) -> None:
+    quick = run_cli(
+        "rules", "add", "--pattern", r"a*a*a*a*a*a*a*a*c", "--description", "x", cwd=repo
+    )
+    assert quick.returncode == 0 and quick.stderr == ""
+    timed = run_cli(
+        "rules", "add", "--pattern", r"(?=a*a*a*a*a*a*a*c)", "--description", "y", cwd=repo
+    )
+    assert timed.returncode == 0
+    assert timed.stderr == (
+        f"voyager-brain: rule {timed.stdout.strip()}: regex '(?=a*a*a*a*a*a*a*c)' runs on "
+        "Python's engine (it has a look-around), at most 0.5 s a check; over that the rule "
+        "counts as matched\n"
+    )
+    bad = run_cli("rules", "add", "--pattern", "pip(install", "--description", "z", cwd=repo)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "unterminated subpattern at position 3" in bad.stderr
+
+
+def test_rules_test_says_a_timed_rule_counted_as_matched(repo: Path) -> None:
+    cloned(repo)
+    done = run_cli(
+        "rules",
+        "test",
+        "--tool",
+        "Bash",
+        "--input",
+        json.dumps({"command": "git push " + "a" * 400}),
+        cwd=repo,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("decision: warn")
+    assert "runs on Python's engine (it has a look-around)" in done.stderr
+    rule = run_cli(
+        "rules", "add", "--pattern", r"(?=a*a*a*a*a*a*a*c)", "--description", "slow", cwd=repo
+    )
+    start = time.monotonic()
+    over = run_cli(
+        "rules", "test", "--tool", "Bash", "--input", json.dumps({"command": "a" * 400}), cwd=repo
+    )
+    assert time.monotonic() - start < 10
+    assert over.stdout.startswith("decision: block")
+    assert f"rule {rule.stdout.strip()} counted as matched: its pattern ran over" in over.stderr

@@ -47,11 +47,16 @@ def dry_run(project: str, tool: str, tool_input: Any, *, embedder: str | None = 
     from .semantic import embedder_named
     from .teamrules import sync_team_rules
 
+    from .check import applicable
+    from .patterns import timed_notes
+
     db = connect()
     problems = sync_team_rules(db, project)
     config = load_config(Path(project) / ".voyager")
+    rules = list_rules(db, project=project)
+    problems += timed_notes(applicable(rules, tool))
     decision = evaluate(
-        list_rules(db, project=project),
+        rules,
         tool,
         tool_input,
         threshold=config.semantic_threshold,

@@ -111,6 +111,23 @@ def note(pattern: str) -> str | None:
     )
 
 
+def timed_notes(rules: Any) -> list[str]:
+    """One line per active regex rule among `rules` that runs on Python's engine under
+    its time limit (`note`): what `rules add`, `rules sync`, `rules test` and `doctor`
+    say about them."""
+    lines = []
+    for rule in rules:
+        if rule.type != "regex" or not rule.pattern or not rule.active:
+            continue
+        try:
+            said = note(rule.pattern)
+        except RuleError:
+            continue  # reported as a rule that cannot run, where it is checked
+        if said is not None:
+            lines.append(f"rule {rule.id}: {said}")
+    return lines
+
+
 # -- compiling and matching for a check -------------------------------------------------
 
 
