@@ -41,14 +41,12 @@ def dry_run(project: str, tool: str, tool_input: Any, *, embedder: str | None = 
 
     from ..config import load_config
     from ..providers import get_provider
-    from .check import evaluate, reason_text
+    from .check import applicable, evaluate, reason_text
     from .db import connect
+    from .patterns import timed_notes
     from .rules import list_rules
     from .semantic import embedder_named
     from .teamrules import sync_team_rules
-
-    from .check import applicable
-    from .patterns import timed_notes
 
     db = connect()
     problems = sync_team_rules(db, project)
