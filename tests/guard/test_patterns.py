@@ -156,6 +156,18 @@ def test_off_the_main_thread_the_timed_engine_runs_in_a_child_killed_at_the_limi
     assert dry.action == "allow"
 
 
+def test_a_cached_plan_this_build_cannot_use_is_worked_out_again() -> None:
+    """A cache file is only a speed-up: a foreign or broken entry never skips a rule."""
+    from voyager_brain import regexcache
+
+    regexcache.remember("pip", ("re2", "(unclosed", False, None), group=patterns.GROUP)
+    regexcache.remember("rm -rf", "not a plan", group=patterns.GROUP)
+    rules = [rule(1, "pip"), rule(2, "rm -rf", "warn")]
+    decision = evaluate(rules, "Bash", {"command": "pip install x; rm -rf /"})
+    assert [m.rule.id for m in decision.matches] == [1, 2] and decision.problems == ()
+    assert regexcache.lookup("pip", group=patterns.GROUP)[1] == "pip"
+
+
 # -- RE2 means what Python's engine means ------------------------------------------------
 
 

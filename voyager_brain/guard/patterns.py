@@ -12,7 +12,7 @@ on Python's engine with a clock (`LIMITED`): at most `TIME_LIMIT` seconds a rule
 to match. An invalid pattern is refused with the reason.
 
 Working out a pattern's engine means parsing it (about 50 µs); the answer is kept by
-`voyager_brain.regexcache` (group ``guard-re2``), so a hook only compiles RE2 programs
+`voyager_brain.regexcache` (`GROUP`), so a hook only compiles RE2 programs
 (about 10 µs each). google-re2 is imported when a regex rule applies to the call.
 """
 
@@ -28,8 +28,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-#: The regexcache group of each pattern's plan (engine, RE2 pattern, why).
-GROUP = "guard-re2"
+#: The regexcache group of each pattern's plan (engine, RE2 pattern, why). Its number
+#: changes with what `re2syntax` writes, so that no plan of an older build is reused.
+GROUP = "guard-re2-1"
 #: The engines a pattern can run on: RE2, or Python's engine with a time limit.
 RE2, LIMITED = "re2", "re"
 #: Seconds one rule may spend on Python's engine in one check, and all of them together.
@@ -162,20 +163,22 @@ class Compiler:
 
     def compile(self, pattern: str) -> Matcher | None:
         found = regexcache.lookup(pattern, group=GROUP)
-        try:
-            if found is None:
-                found = plan(pattern)
-                regexcache.remember(pattern, found, group=GROUP)
-            engine, translated, boundary, why = found
-            if engine == RE2:
-                return Matcher(pattern, _re2_compile(translated), boundary, None)
-            return Matcher(pattern, None, False, why)
-        except (RuleError, ImportError, ValueError) as exc:
-            self.errors[pattern] = str(exc)
-            return None
-        except Exception as exc:  # RE2's error for a program cached by another build
-            self.errors[pattern] = f"regex {pattern!r}: {exc}"
-            return None
+        for again in (False, True):
+            try:
+                if again or not (isinstance(found, tuple) and len(found) == 4):
+                    found = plan(pattern)  # not known, or a plan this build cannot use
+                    regexcache.remember(pattern, found, group=GROUP)
+                engine, translated, boundary, why = found
+                if engine == RE2:
+                    return Matcher(pattern, _re2_compile(translated), boundary, None)
+                return Matcher(pattern, None, False, why)
+            except RuleError as exc:  # invalid: no engine can run it
+                self.errors[pattern] = str(exc)
+                return None
+            except Exception as exc:  # RE2 refused a cached plan, or is not installed
+                if again:
+                    self.errors[pattern] = f"regex {pattern!r}: {exc}"
+        return None
 
     def search(self, matcher: Matcher, texts: list[str]) -> bool | str:
         """Whether `matcher` finds its pattern in any of `texts`: True, False, or (over
