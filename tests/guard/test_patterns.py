@@ -99,6 +99,20 @@ def test_a_quick_look_around_decides_by_its_match() -> None:
     assert evaluate(rules, "Bash", {"command": "git push --dry-run"}).action == "allow"
 
 
+def test_a_word_boundary_in_non_ascii_text_is_ruled_out_by_re2_first() -> None:
+    """RE2's \\b knows ASCII words only, so Python's engine decides a text that is not
+    ASCII, but only where RE2 finds the pattern without its \\b and \\B: a slow input
+    that cannot match never reaches the time limit (and never counts as matched)."""
+    rules = [rule(1, r"\s+\B\s*;")]
+    start = time.monotonic()
+    decision = evaluate(rules, "Bash", {"command": "é" + " " * 100_000})
+    assert time.monotonic() - start < BOUND
+    assert decision.action == "allow" and decision.problems == ()
+    assert evaluate(rules, "Bash", {"command": "é" + " " * 100_000 + ";"}).action == "block"
+    assert evaluate([rule(2, r"\bé\b")], "Bash", {"command": "café"}).action == "allow"
+    assert evaluate([rule(2, r"\bé\b")], "Bash", {"command": "à é"}).action == "block"
+
+
 def test_a_lone_surrogate_is_matched_on_re2_not_an_error() -> None:
     decision = evaluate([rule(1, r"\bpip install\b")], "Bash", {"command": "pip install \ud800"})
     assert decision.action == "block" and decision.problems == ()

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 #: The regexcache group of each pattern's plan (engine, RE2 pattern, why). Its number
 #: changes with what `re2syntax` writes, so that no plan of an older build is reused.
-GROUP = "guard-re2-1"
+GROUP = "guard-re2-2"
 #: The engines a pattern can run on: RE2, or Python's engine with a time limit.
 RE2, LIMITED = "re2", "re"
 #: Seconds one rule may spend on Python's engine in one check, and all of them together.
@@ -67,10 +67,10 @@ def _re2_compile(pattern: str) -> Any:
     return regexp
 
 
-def plan(pattern: str) -> tuple[str, str | None, bool, str | None]:
-    """How `pattern` runs: (engine, its RE2 pattern or None, whether RE2's ASCII ``\\b``
-    needs Python's engine for non-ASCII text, why it is not RE2 or None). Raises
-    `RuleError` for an invalid pattern."""
+def plan(pattern: str) -> tuple[str, str | None, str | None, str | None]:
+    """How `pattern` runs: (engine, its RE2 pattern or None, its loose RE2 form when
+    Python's engine decides non-ASCII texts (``\\b``), why it is not RE2 or None).
+    Raises `RuleError` for an invalid pattern."""
     from .re2syntax import Untranslatable, translate
 
     tree = parse(pattern)
@@ -81,17 +81,17 @@ def plan(pattern: str) -> tuple[str, str | None, bool, str | None]:
     try:
         translation = translate(tree)
     except Untranslatable as exc:
-        return (LIMITED, None, False, f"it has {exc}")
+        return (LIMITED, None, None, f"it has {exc}")
     try:
         _re2_compile(translation.pattern)
     except ImportError:
-        return (LIMITED, None, False, "the google-re2 package is not installed")
+        return (LIMITED, None, None, "the google-re2 package is not installed")
     except Exception as exc:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
-        return (LIMITED, None, False, f"RE2 cannot run it ({detail})")
-    return (RE2, translation.pattern, translation.boundary, None)
+        return (LIMITED, None, None, f"RE2 cannot run it ({detail})")
+    return (RE2, translation.pattern, translation.loose, None)
 
 
 def engine_for(pattern: str) -> str:
@@ -133,14 +133,15 @@ def timed_notes(rules: Any) -> list[str]:
 
 
 class Matcher:
-    """One rule's compiled pattern: RE2's program, or None for Python's timed engine."""
+    """One rule's compiled pattern: RE2's program, or None for Python's timed engine;
+    `loose`, the loose form's (`re2syntax.Translation`), compiled when first needed."""
 
-    __slots__ = ("boundary", "pattern", "re2", "why")
+    __slots__ = ("loose", "pattern", "re2", "why")
 
-    def __init__(self, pattern: str, re2: Any, boundary: bool, why: str | None) -> None:
+    def __init__(self, pattern: str, re2: Any, loose: Any, why: str | None) -> None:
         self.pattern = pattern
         self.re2 = re2
-        self.boundary = boundary
+        self.loose = loose
         self.why = why
 
     def search(self, text: str) -> bool:
@@ -165,13 +166,13 @@ class Compiler:
         found = regexcache.lookup(pattern, group=GROUP)
         for again in (False, True):
             try:
-                if again or not (isinstance(found, tuple) and len(found) == 4):
+                if again or not _usable(found):
                     found = plan(pattern)  # not known, or a plan this build cannot use
                     regexcache.remember(pattern, found, group=GROUP)
-                engine, translated, boundary, why = found
+                engine, translated, loose, why = found
                 if engine == RE2:
-                    return Matcher(pattern, _re2_compile(translated), boundary, None)
-                return Matcher(pattern, None, False, why)
+                    return Matcher(pattern, _re2_compile(translated), loose, None)
+                return Matcher(pattern, None, None, why)
             except RuleError as exc:  # invalid: no engine can run it
                 self.errors[pattern] = str(exc)
                 return None
@@ -186,10 +187,15 @@ class Compiler:
         slow: list[str] = []
         if matcher.re2 is not None:
             for text in texts:
-                if matcher.boundary and not (text and text.isascii()):
-                    slow.append(text)  # \b in Unicode, \B: Python's engine decides
-                elif self._re2_search(matcher.re2, text):
-                    return True
+                if matcher.loose is None or (text and text.isascii()):
+                    if self._re2_search(matcher.re2, text):
+                        return True
+                    continue
+                # \b in Unicode, \B: Python's engine decides where the loose form is found.
+                if isinstance(matcher.loose, str):
+                    matcher.loose = _re2_compile(matcher.loose)
+                if self._re2_search(matcher.loose, text):
+                    slow.append(text)
             if not slow:
                 return False
         else:
@@ -226,6 +232,17 @@ class Compiler:
 
     def save(self) -> None:
         regexcache.save_cache(GROUP)
+
+
+def _usable(found: Any) -> bool:
+    """Whether a cached plan has the shape `plan` gives (a file of another build may
+    not)."""
+    return (
+        isinstance(found, tuple)
+        and len(found) == 4
+        and found[0] in (RE2, LIMITED)
+        and all(part is None or isinstance(part, str) for part in found[1:])
+    )
 
 
 def _utf8(text: str) -> bytes:

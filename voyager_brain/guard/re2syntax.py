@@ -16,11 +16,13 @@ under a time limit instead (`guard.patterns`):
 - ASCII with IGNORECASE (RE2 would also fold the Kelvin sign into ``k``);
 - a negated class holding ``\\W``, ``\\D`` or ``\\S``; a count above RE2's 1000.
 
-Two differences are left on purpose, and `Translation.boundary` says when the first
+Two differences are left on purpose, and `Translation.loose` says when the first
 applies: RE2's ``\\b`` and ``\\B`` see ASCII words only (and ``\\B`` matches an empty text,
-Python's does not), so a pattern with them runs on Python's engine for a text that is
-not ASCII or empty; ``\\d`` and ``\\w`` are Unicode classes of RE2's Unicode version,
-which may know a few characters newer than Python's.
+Python's does not), so a pattern with them is decided by Python's engine for a text that
+is not ASCII or empty, once RE2 has found its loose form there (the same pattern without
+them, which matches wherever it can: most texts are ruled out in linear time); ``\\d``
+and ``\\w`` are Unicode classes of RE2's Unicode version, which may know a few
+characters newer than Python's.
 
 Standard library only.
 """
@@ -56,11 +58,12 @@ class Untranslatable(Exception):
 
 
 class Translation(Record):
-    """A pattern in RE2's syntax. `boundary`: it has ``\\b`` or ``\\B`` in Unicode mode, or
-    ``\\B``, which RE2 matches as Python does on ASCII text that is not empty only."""
+    """A pattern in RE2's syntax. `loose`, for a pattern with ``\\b`` or ``\\B`` in Unicode
+    mode, or ``\\B`` (which RE2 matches as Python does on ASCII text that is not empty
+    only): the pattern without them, found wherever the pattern could be."""
 
     pattern: str
-    boundary: bool = False
+    loose: str | None = None
 
 
 def translate(tree: Any) -> Translation:
@@ -68,7 +71,11 @@ def translate(tree: Any) -> Translation:
     Raises `Untranslatable`."""
     writer = _Writer()
     text = writer.sequence(list(tree), tree.state.flags, tail=True)
-    return Translation(text, writer.boundary)
+    if not writer.boundary:
+        return Translation(text)
+    # An assertion taken away only lets more texts match: a superset, for a prefilter.
+    loose = _Writer(loose=True)
+    return Translation(text, loose.sequence(list(tree), tree.state.flags, tail=True))
 
 
 def _char(code: int) -> str:
@@ -80,8 +87,9 @@ def _char(code: int) -> str:
 
 
 class _Writer:
-    def __init__(self) -> None:
+    def __init__(self, *, loose: bool = False) -> None:
         self.boundary = False
+        self.loose = loose
 
     def sequence(self, items: list[Any], flags: int, *, tail: bool) -> str:
         last = len(items) - 1
@@ -141,6 +149,8 @@ class _Writer:
         if where in (c.AT_BOUNDARY, c.AT_NON_BOUNDARY):
             unicode = not flags & re.ASCII
             self.boundary = self.boundary or unicode or where is c.AT_NON_BOUNDARY
+            if self.loose:
+                return ""
             return "\\b" if where is c.AT_BOUNDARY else "\\B"
         raise Untranslatable(str(where).lower())  # pragma: no cover - bytes patterns only
 
