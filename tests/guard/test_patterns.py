@@ -79,7 +79,7 @@ def test_a_look_around_over_its_time_limit_counts_as_matched(size: int) -> None:
 
 
 def test_a_back_reference_over_its_time_limit_counts_as_matched_for_its_action() -> None:
-    decision = evaluate([rule(1, r"(\w+)\1;", "warn")], "Bash", {"command": "a" * 100_000})
+    decision = evaluate([rule(1, r"(\w+)\1;", "warn")], "Bash", {"command": "a" * 100_000 + "b;"})
     assert decision.action == "warn"
     assert "ran over its 0.5 s" in (decision.matches[0].reasoning or "")
 
@@ -111,6 +111,33 @@ def test_a_word_boundary_in_non_ascii_text_is_ruled_out_by_re2_first() -> None:
     assert evaluate(rules, "Bash", {"command": "é" + " " * 100_000 + ";"}).action == "block"
     assert evaluate([rule(2, r"\bé\b")], "Bash", {"command": "café"}).action == "allow"
     assert evaluate([rule(2, r"\bé\b")], "Bash", {"command": "à é"}).action == "block"
+
+
+def test_a_call_holding_no_rules_literal_text_needs_no_engine() -> None:
+    """Every match of `\\brm\\s+-rf` holds "rm": a call without it is decided by a
+    substring test, without importing or compiling RE2 once the plans are cached (the
+    common case: most calls hold none of the rules' command names)."""
+    code = (
+        "import sys\n"
+        "from voyager_brain.guard.check import evaluate\n"
+        "from voyager_brain.guard.rules import Rule\n"
+        "def rule(id, pattern, action='block'):\n"
+        "    values = dict.fromkeys(Rule._fields)\n"
+        "    values.update(id=id, type='regex', pattern=pattern, action=action, active=1,\n"
+        "                  priority=0)\n"
+        "    return Rule(**values)\n"
+        "rules = [rule(1, r'\\brm\\s+-rf'), rule(2, r'curl.*\\|\\s*sh', 'warn')]\n"
+        "quiet = evaluate(rules, 'Bash', {'command': 'ls -la src'}).action\n"
+        "print(quiet, 're2' in sys.modules)\n"
+        "print(evaluate(rules, 'Bash', {'command': 'rm  -rf x'}).action, 're2' in sys.modules)\n"
+    )
+
+    def run() -> str:
+        argv = [sys.executable, "-c", code]
+        return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+    run()  # the first check works out each plan (RE2 checks it) and keeps it in the cache
+    assert run() == "allow False\nblock True\n"
 
 
 def test_a_lone_surrogate_is_matched_on_re2_not_an_error() -> None:
@@ -174,7 +201,7 @@ def test_a_cached_plan_this_build_cannot_use_is_worked_out_again() -> None:
     """A cache file is only a speed-up: a foreign or broken entry never skips a rule."""
     from voyager_brain import regexcache
 
-    regexcache.remember("pip", ("re2", "(unclosed", False, None), group=patterns.GROUP)
+    regexcache.remember("pip", ("re2", "(unclosed", None, None, None), group=patterns.GROUP)
     regexcache.remember("rm -rf", "not a plan", group=patterns.GROUP)
     rules = [rule(1, "pip"), rule(2, "rm -rf", "warn")]
     decision = evaluate(rules, "Bash", {"command": "pip install x; rm -rf /"})

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 #: The regexcache group of each pattern's plan (engine, RE2 pattern, why). Its number
 #: changes with what `re2syntax` writes, so that no plan of an older build is reused.
-GROUP = "guard-re2-2"
+GROUP = "guard-re2-3"
 #: The engines a pattern can run on: RE2, or Python's engine with a time limit.
 RE2, LIMITED = "re2", "re"
 #: Seconds one rule may spend on Python's engine in one check, and all of them together.
@@ -67,11 +67,11 @@ def _re2_compile(pattern: str) -> Any:
     return regexp
 
 
-def plan(pattern: str) -> tuple[str, str | None, str | None, str | None]:
+def plan(pattern: str) -> tuple[str, str | None, str | None, str | None, str | None]:
     """How `pattern` runs: (engine, its RE2 pattern or None, its loose RE2 form when
-    Python's engine decides non-ASCII texts (``\\b``), why it is not RE2 or None).
-    Raises `RuleError` for an invalid pattern."""
-    from .re2syntax import Untranslatable, translate
+    Python's engine decides non-ASCII texts (``\\b``), why it is not RE2 or None, the
+    text every match holds or None). Raises `RuleError` for an invalid pattern."""
+    from .re2syntax import Untranslatable, required_text, translate
 
     tree = parse(pattern)
     try:
@@ -81,17 +81,18 @@ def plan(pattern: str) -> tuple[str, str | None, str | None, str | None]:
     try:
         translation = translate(tree)
     except Untranslatable as exc:
-        return (LIMITED, None, None, f"it has {exc}")
+        return (LIMITED, None, None, f"it has {exc}", required_text(tree))
     try:
         _re2_compile(translation.pattern)
     except ImportError:
-        return (LIMITED, None, None, "the google-re2 package is not installed")
+        why = "the google-re2 package is not installed"
+        return (LIMITED, None, None, why, required_text(tree))
     except Exception as exc:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
-        return (LIMITED, None, None, f"RE2 cannot run it ({detail})")
-    return (RE2, translation.pattern, translation.loose, None)
+        return (LIMITED, None, None, f"RE2 cannot run it ({detail})", required_text(tree))
+    return (RE2, translation.pattern, translation.loose, None, required_text(tree))
 
 
 def engine_for(pattern: str) -> str:
@@ -103,7 +104,7 @@ def engine_for(pattern: str) -> str:
 def note(pattern: str) -> str | None:
     """What a user is told about a valid pattern that runs on Python's engine: why, its
     time limit and what happens over it. None for a pattern RE2 runs."""
-    engine, _, _, why = plan(pattern)
+    engine, _, _, why, _ = plan(pattern)
     if engine == RE2:
         return None
     return (
@@ -133,16 +134,20 @@ def timed_notes(rules: Any) -> list[str]:
 
 
 class Matcher:
-    """One rule's compiled pattern: RE2's program, or None for Python's timed engine;
-    `loose`, the loose form's (`re2syntax.Translation`), compiled when first needed."""
+    """One rule's pattern as a check runs it: its RE2 pattern (None for Python's timed
+    engine) and its loose form (`re2syntax.Translation`), each compiled when first
+    needed, and the text every match holds (`needle`)."""
 
-    __slots__ = ("loose", "pattern", "re2", "why")
+    __slots__ = ("loose", "needle", "pattern", "re2", "why")
 
-    def __init__(self, pattern: str, re2: Any, loose: Any, why: str | None) -> None:
+    def __init__(
+        self, pattern: str, re2: Any, loose: Any, why: str | None, needle: str | None = None
+    ) -> None:
         self.pattern = pattern
         self.re2 = re2
         self.loose = loose
         self.why = why
+        self.needle = needle
 
     def search(self, text: str) -> bool:
         """Whether the pattern is found in `text`, without a time limit (tests and tools;
@@ -169,10 +174,12 @@ class Compiler:
                 if again or not _usable(found):
                     found = plan(pattern)  # not known, or a plan this build cannot use
                     regexcache.remember(pattern, found, group=GROUP)
-                engine, translated, loose, why = found
+                engine, translated, loose, why, needle = found
                 if engine == RE2:
-                    return Matcher(pattern, _re2_compile(translated), loose, None)
-                return Matcher(pattern, None, None, why)
+                    # Compiled now only if the plan is this call's (checked by RE2).
+                    program = _re2_compile(translated) if again else translated
+                    return Matcher(pattern, program, loose, None, needle)
+                return Matcher(pattern, None, None, why, needle)
             except RuleError as exc:  # invalid: no engine can run it
                 self.errors[pattern] = str(exc)
                 return None
@@ -184,6 +191,10 @@ class Compiler:
     def search(self, matcher: Matcher, texts: list[str]) -> bool | str:
         """Whether `matcher` finds its pattern in any of `texts`: True, False, or (over
         its time limit) the reasoning of a rule that counts as matched."""
+        if matcher.needle is not None and not any(matcher.needle in t for t in texts):
+            return False  # what every match holds is in no text: no RE2, no engine
+        if isinstance(matcher.re2, str):
+            self._ready(matcher)
         slow: list[str] = []
         if matcher.re2 is not None:
             for text in texts:
@@ -201,6 +212,17 @@ class Compiler:
         else:
             slow = texts
         return self._limited_search(matcher, slow)
+
+    def _ready(self, matcher: Matcher) -> None:
+        """Compile the RE2 pattern of a cached plan; one RE2 refuses (a file of another
+        build) is worked out again (`plan`), never skipped."""
+        try:
+            matcher.re2 = _re2_compile(matcher.re2)
+        except Exception:
+            found = plan(matcher.pattern)
+            regexcache.remember(matcher.pattern, found, group=GROUP)
+            _, translated, matcher.loose, matcher.why, matcher.needle = found
+            matcher.re2 = _re2_compile(translated) if translated is not None else None
 
     def _re2_search(self, regexp: Any, text: str) -> bool:
         import re2  # type: ignore[import-untyped, unused-ignore]
@@ -239,7 +261,7 @@ def _usable(found: Any) -> bool:
     not)."""
     return (
         isinstance(found, tuple)
-        and len(found) == 4
+        and len(found) == 5
         and found[0] in (RE2, LIMITED)
         and all(part is None or isinstance(part, str) for part in found[1:])
     )

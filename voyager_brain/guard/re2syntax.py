@@ -197,3 +197,22 @@ _WHAT = {
     "POSSESSIVE_REPEAT": "a possessive quantifier",
     "ATOMIC_GROUP": "an atomic group",
 }
+
+
+def required_text(tree: Any) -> str | None:
+    """The longest run of plain characters every match of `tree` contains, or None:
+    consecutive literals at the top of the pattern, without IGNORECASE. A text without
+    it cannot match, and a check skips the pattern for the cost of a substring test
+    (most tool calls hold none of the rules' command names)."""
+    from re import _constants as c  # type: ignore[attr-defined]
+
+    if tree.state.flags & re.IGNORECASE:
+        return None
+    best, run = "", ""
+    for op, av in tree:
+        if op is c.LITERAL:
+            run += chr(av)
+            best = max(best, run, key=len)
+        else:
+            run = ""
+    return best or None
