@@ -349,8 +349,10 @@ def test_a_cold_session_start_imports_only_what_it_needs(repo: Path) -> None:
 def test_the_tool_call_check_imports_the_standard_library_only(repo: Path) -> None:
     """The PreToolUse hook with regex and semantic rules, a rules.toml and a match: no
     click, GitPython, Jinja, markdown-it, numpy or embedding model, no pathlib (the
-    paths are strings), no dataclasses, typing or hashlib, and RE2 only when a pattern
-    needs it."""
+    paths are strings), no dataclasses, typing or hashlib. RE2 (google-re2) runs every
+    regex rule in time linear in the input (issue 26: Python's engine stalled on
+    patterns like ``\\s*\\s*;``), so it is imported when a regex rule applies to the
+    tool, and only then."""
     from voyager_brain.guard import db as gdb
     from voyager_brain.guard.rules import add_rule
     from voyager_brain.paths import history_file
@@ -361,17 +363,17 @@ def test_the_tool_call_check_imports_the_standard_library_only(repo: Path) -> No
     db.close()
     (repo / ".voyager").mkdir()
     (repo / ".voyager" / "rules.toml").write_text(
-        '[[rules]]\ndescription = "x"\npattern = "rm -rf /"\n'
+        '[[rules]]\ndescription = "x"\npattern = "rm -rf /"\ntool = "Bash"\n'
     )
     (repo / ".voyager" / "config.toml").write_text("semantic_threshold = 0.4\n")
 
-    def imports_of(command: str, n: int) -> set[str]:
+    def imports_of(command: str, n: int, tool: str = "Bash") -> set[str]:
         payload = json.dumps(
             {
                 "session_id": "s1",
                 "cwd": str(repo),
-                "tool_name": "Bash",
-                "tool_input": {"command": command},
+                "tool_name": tool,
+                "tool_input": {"command": command, "file_path": command},
                 "tool_use_id": f"t{n}",
             }
         )
@@ -392,16 +394,19 @@ def test_the_tool_call_check_imports_the_standard_library_only(repo: Path) -> No
             cwd=repo,
             check=True,
         )
-        assert "deny" in done.stdout
+        assert ("deny" in done.stdout) is (tool == "Bash")
         return top_level_imports(done.stderr)
 
     imports_of("pip install x", 1)  # the first run loads rules.toml (tomllib) and caches
     imported = imports_of("pip install y", 2)
     assert "voyager_brain" in imported and "sqlite3" in imported  # the report is read right
     unwanted = {"click", "git", "jinja2", "markdown_it", "yaml", "frontmatter", "numpy"}
-    unwanted |= {"torch", "sentence_transformers", "mcp", "rich", "re2", "pathlib"}
+    unwanted |= {"torch", "sentence_transformers", "mcp", "rich", "pathlib", "regex"}
     unwanted |= {"dataclasses", "inspect", "typing", "tomllib", "hashlib", "threading"}
     assert imported & unwanted == set()
+    assert "re2" in imported
+    # No regex rule applies to Read: no RE2 either.
+    assert "re2" not in imports_of("pip install z", 3, tool="Read")
 
 
 def test_no_module_outgrows_one_idea() -> None:

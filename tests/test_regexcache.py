@@ -108,3 +108,14 @@ def test_rebuilt_patterns_match_as_re_does(pattern: str, text: str) -> None:
     rebuilt = regexcache._rebuild(pattern, regexcache._known["main"][(pattern, 0)])
     m, e = rebuilt.search(text), expected.search(text)
     assert (m and (m.span(), m.groups())) == (e and (e.span(), e.groups()))
+
+
+def test_a_remembered_value_is_kept_beside_the_programs() -> None:
+    regexcache.compile("abc", group="plans", save=False)
+    regexcache.remember("abc", ("re2", "abc", False, None), group="plans")
+    regexcache.save_cache("plans")
+    regexcache._known.clear()
+    assert regexcache.lookup("abc", group="plans") == ("re2", "abc", False, None)
+    assert regexcache.known("abc", group="plans")  # the program too, under its own key
+    assert regexcache.compile("abc", group="plans").search("xabc")
+    assert regexcache.lookup("abd", group="plans") is None

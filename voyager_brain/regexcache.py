@@ -133,3 +133,18 @@ def _rebuild(pattern: str, entry: tuple[Any, ...]) -> re.Pattern[str]:
         pattern, flags, code, groups, groupindex, tuple(indexgroup)
     )
     return compiled
+
+
+def lookup(key: str, *, group: str) -> Any:
+    """The value kept under `key` in the cache of `group` (see `remember`), or None."""
+    return _programs(group).get((key, -1))
+
+
+def remember(key: str, value: Any, *, group: str) -> None:
+    """Keep `value` (anything marshal writes: tuples, strings, numbers) under `key` in
+    the cache of `group`, for what a pattern costs to work out other than its program;
+    written by `save_cache`. Flags -1 keep these apart from programs."""
+    programs = _programs(group)
+    if programs.get((key, -1)) != value:
+        programs[(key, -1)] = value
+        _learnt.add(group)

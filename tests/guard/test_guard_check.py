@@ -97,16 +97,16 @@ def test_every_string_of_any_input_is_seen(value: object) -> None:
 @pytest.mark.parametrize(
     ("pattern", "engine"),
     [
-        (r"\bpip\s+install\b", patterns.PYTHON),
-        (r"(?i)rm\s+-rf\s+/", patterns.PYTHON),
-        (r"(a|b)+", patterns.PYTHON),  # one character class for the engine
+        (r"\bpip\s+install\b", patterns.RE2),
+        (r"(?i)rm\s+-rf\s+/", patterns.RE2),
         (r"(a+)+$", patterns.RE2),
         (r"(\w+\s?)*$", patterns.RE2),
         (r"(ab|a)*c", patterns.RE2),
         (r"(a+){2,30}", patterns.RE2),
+        (r"(?=(a+)+b)a", patterns.LIMITED),
     ],
 )
-def test_patterns_that_could_backtrack_without_bound_run_on_re2(pattern: str, engine: str) -> None:
+def test_every_pattern_re2_can_mean_runs_on_re2(pattern: str, engine: str) -> None:
     assert patterns.engine_for(pattern) == engine
 
 
@@ -118,31 +118,26 @@ def test_a_catastrophic_pattern_decides_within_a_second() -> None:
     assert evaluate([rule(1, "(a+)+$")], "Bash", {"command": "aaa"}).action == "block"
 
 
-def test_a_stalling_pattern_re2_cannot_run_is_refused() -> None:
-    with pytest.raises(RuleError, match="could take exponential time: it has a repetition"):
-        patterns.engine_for(r"(?=(a+)+b)a")
-
-
 def test_an_invalid_regex_names_its_position() -> None:
     with pytest.raises(RuleError, match=r"missing \), unterminated subpattern at position 3"):
         patterns.engine_for("pip(install")
 
 
-def test_a_safe_pattern_seen_before_skips_the_check(isolated_env: Path) -> None:
+def test_a_pattern_seen_before_skips_the_parse(isolated_env: Path) -> None:
     from voyager_brain import regexcache
 
     first = patterns.Compiler()
     assert first.compile(r"\bpip\s+install\b") is not None
-    assert first.compile(r"(a+)+$") is not None  # RE2: not kept as a Python program
+    assert first.compile(r"(?=(a+)+b)a") is not None
     first.save()
     regexcache._known.clear()  # as a new process would: read from the file
-    assert regexcache.known(r"\bpip\s+install\b", group=patterns.GROUP)
-    assert not regexcache.known(r"(a+)+$", group=patterns.GROUP)
+    assert regexcache.lookup(r"\bpip\s+install\b", group=patterns.GROUP)[0] == patterns.RE2
+    assert regexcache.lookup(r"(?=(a+)+b)a", group=patterns.GROUP)[0] == patterns.LIMITED
 
 
 def test_a_pattern_that_cannot_run_is_reported_and_the_others_apply() -> None:
     # A database of the original tool may hold a pattern we would refuse today.
-    rules = [rule(1, "(?=(a+)+b)a"), rule(2, "aaa", action="warn")]
+    rules = [rule(1, "pip(install"), rule(2, "aaa", action="warn")]
     decision = evaluate(rules, "Bash", {"command": "aaaa"})
     assert decision.action == "warn"
     assert len(decision.problems) == 1 and decision.problems[0].startswith("rule 1 skipped")

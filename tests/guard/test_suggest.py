@@ -152,7 +152,7 @@ def test_phrasings_of_a_correction_name_the_forbidden_command(
 
 def test_a_forced_push_rule_leaves_the_safe_push_alone() -> None:
     pattern = command_pattern("git push --force")
-    assert pattern == r"\bgit\s+push\s+--force(?![\w-])"
+    assert pattern == r"\bgit\s+push\s+--force(?:[^\w-]|$)"
     assert re.search(pattern, "git push --force origin main")
     assert not re.search(pattern, "git push --force-with-lease origin main")
 

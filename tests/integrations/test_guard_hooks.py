@@ -321,7 +321,13 @@ def test_install_adds_the_tool_hooks_with_a_matcher(repo: Path) -> None:
     assert hooks["PreToolUse"] == [
         {
             "matcher": "*",
-            "hooks": [{"type": "command", "command": "voyager-brain hook claude pre-tool-use"}],
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": "voyager-brain hook claude pre-tool-use",
+                    "timeout": 10,
+                }
+            ],
         }
     ]
     assert hooks["PostToolUse"][0]["matcher"] == "*"

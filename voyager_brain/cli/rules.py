@@ -103,6 +103,10 @@ def rules_add(
         raise RuleError(
             "--pattern: a semantic rule matches its description; drop --pattern"
         ) from None
+    from ..guard.patterns import timed_notes
+
+    for line in timed_notes([rule]):
+        click.echo(f"voyager-brain: {line}", err=True)
     if as_json:
         print_json(rule.to_dict())
     else:
@@ -245,9 +249,15 @@ def rules_sync(ctx: click.Context, project: Path | None) -> None:
     path = _project(ctx, project)
     if not (Path(path) / FILE).is_file():
         raise RuleError(f"{Path(path) / FILE}: no such file")
-    problems = sync_team_rules(_db(), path, force=True)
+    from ..guard.patterns import timed_notes
+    from ..guard.rules import list_rules
+
+    db = _db()
+    problems = sync_team_rules(db, path, force=True)
     for problem in problems:
         click.echo(f"voyager-brain: {problem}", err=True)
+    for line in timed_notes(list_rules(db, project=path)):
+        click.echo(f"voyager-brain: {line}", err=True)
     click.echo(f"synced {Path(path) / FILE}")
     if problems:
         raise SystemExit(2)

@@ -9,8 +9,8 @@
 - Every checked call is one ``tool_calls`` row, and every match one ``rule_triggers`` row
   with its action, written in one transaction (no row half-written).
 
-Standard library only (RE2 for the rare pattern that needs it): this runs before every
-tool call an agent makes.
+Standard library only, but RE2 (and the `regex` package for a pattern only Python's
+engine can run) when a regex rule applies: this runs before every tool call.
 """
 
 from __future__ import annotations
@@ -83,7 +83,12 @@ def evaluate(
         matcher = compiler.compile(rule.pattern)
         if matcher is None:
             problems.append(f"rule {rule.id} skipped: {compiler.errors[rule.pattern]}")
-        elif any(matcher.search(text) for text in texts):
+            continue
+        hit = compiler.search(matcher, texts)
+        if isinstance(hit, str):  # over its time limit: counted as matched, and said
+            problems.append(f"rule {rule.id} {hit}")
+            found.append(Match(rule, hit))
+        elif hit:
             found.append(Match(rule))
     if compiler is not None:
         compiler.save()

@@ -121,7 +121,8 @@ def command_pattern(command: str) -> str:
     if not re.search(r"\w$", command):
         end = ""
     else:
-        end = r"(?![\w-])" if words[-1].startswith("-") else r"\b"
+        # Not a look-ahead, (?![\w-]): the same calls, and RE2 runs it (guard/patterns.py).
+        end = r"(?:[^\w-]|$)" if words[-1].startswith("-") else r"\b"
     return start + body + end
 
 

@@ -41,8 +41,9 @@ def dry_run(project: str, tool: str, tool_input: Any, *, embedder: str | None = 
 
     from ..config import load_config
     from ..providers import get_provider
-    from .check import evaluate, reason_text
+    from .check import applicable, evaluate, reason_text
     from .db import connect
+    from .patterns import timed_notes
     from .rules import list_rules
     from .semantic import embedder_named
     from .teamrules import sync_team_rules
@@ -50,8 +51,10 @@ def dry_run(project: str, tool: str, tool_input: Any, *, embedder: str | None = 
     db = connect()
     problems = sync_team_rules(db, project)
     config = load_config(Path(project) / ".voyager")
+    rules = list_rules(db, project=project)
+    problems += timed_notes(applicable(rules, tool))
     decision = evaluate(
-        list_rules(db, project=project),
+        rules,
         tool,
         tool_input,
         threshold=config.semantic_threshold,

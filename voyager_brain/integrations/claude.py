@@ -44,7 +44,9 @@ if TYPE_CHECKING:
 
 AGENT = "Claude Code"
 
-SETTINGS = Settings(".claude/settings.json", "~/.claude/settings.json")
+# `timeout`: seconds per command hook (https://code.claude.com/docs/en/hooks, "Hook
+# handler fields"; default 600, and SessionEnd hooks get about 1.5 s whatever is set).
+SETTINGS = Settings(".claude/settings.json", "~/.claude/settings.json", timeout=("timeout", 1))
 
 EVENTS = {
     "session-start": Hook("SessionStart", "session_start"),

@@ -39,7 +39,11 @@ if TYPE_CHECKING:
 
 AGENT = "Codex"
 
-SETTINGS = Settings(".codex/hooks.json", "~/.codex/hooks.json")
+# `timeout` (alias `timeoutSec`): seconds per command handler, default 600
+# (https://developers.openai.com/codex/hooks; codex-rs/hooks/src/engine/discovery.rs in
+# https://github.com/openai/codex). The timeout is part of the hash Codex trusts a hook
+# by: a re-install that changes it needs the hooks trusted again in /hooks.
+SETTINGS = Settings(".codex/hooks.json", "~/.codex/hooks.json", timeout=("timeout", 1))
 
 INSTALL_NOTE = (
     "Codex runs a project's hooks once you trust them: review them with /hooks in Codex. "

@@ -49,6 +49,9 @@ SETTINGS = Settings(
     header=(("version", 1),),
     # Copilot denies a tool call whose preToolUse hook fails (voyager-brain missing).
     commands=(("bash", "{} || true"), ("powershell", "{}; exit 0")),
+    # `timeoutSec`: seconds, default 30
+    # (https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference).
+    timeout=("timeoutSec", 1),
 )
 
 INSTALL_NOTE = (

@@ -47,6 +47,8 @@ SETTINGS = Settings(
     grouped=False,
     header=(("version", 1),),
     handler_extra=(),
+    # `timeout`: seconds per hook script (https://cursor.com/docs/hooks, "Configuration").
+    timeout=("timeout", 1),
 )
 
 INSTALL_NOTE = (

@@ -47,8 +47,13 @@ if TYPE_CHECKING:
 AGENT = "Gemini CLI"
 
 #: Gemini CLI denies a tool call whose hook exits 2 or more (127: voyager-brain missing).
+# `timeout`: milliseconds per hook configuration, default 60000
+# (https://geminicli.com/docs/hooks/reference, "Hook configuration").
 SETTINGS = Settings(
-    ".gemini/settings.json", "~/.gemini/settings.json", commands=(("command", "{} || true"),)
+    ".gemini/settings.json",
+    "~/.gemini/settings.json",
+    commands=(("command", "{} || true"),),
+    timeout=("timeout", 1000),
 )
 
 INSTALL_NOTE = "Gemini CLI runs a project's hooks only in a trusted folder."

@@ -52,7 +52,10 @@ class Settings(Record):
     of ``commands``, written by its template (Copilot's ``bash`` and ``powershell``), plus
     ``handler_extra``. The templates of an agent that denies a tool call when its hook
     exits non-zero end the command with a success (``|| true``): where voyager-brain is
-    not installed (a teammate, a cloud agent), the agent goes on without it."""
+    not installed (a teammate, a cloud agent), the agent goes on without it.
+    ``timeout``: the handler's key for how long the agent lets the hook run, and how
+    many of its units make a second (Gemini CLI counts milliseconds); install writes
+    each event's `install.HOOK_TIMEOUTS` there."""
 
     project: str
     user: str
@@ -60,6 +63,7 @@ class Settings(Record):
     header: tuple[tuple[str, object], ...] = ()
     commands: tuple[tuple[str, str], ...] = (("command", "{}"),)
     handler_extra: tuple[tuple[str, object], ...] = (("type", "command"),)
+    timeout: tuple[str, int] | None = None
 
 
 #: Every agent, by the name of its adapter module in this package.

@@ -22,6 +22,23 @@ from .hooks import Settings, adapter
 #: The name of our MCP server in every agent's configuration.
 SERVER = "voyager-brain"
 
+#: How long (seconds) an agent lets each of our hooks run, by action, written into the
+#: hook's settings where the agent has such a key (`Settings.timeout`): past it the
+#: agent stops the hook and goes on, so a hook never stalls it longer. A tool-call
+#: check decides in well under its 10 s: the start (about 0.1 s), RE2 in time linear in
+#: the input, at most `guard.patterns.CHECK_LIMIT` (1 s) for patterns on Python's
+#: engine. The end of a turn, compaction and the end of a session write brain.md and
+#: may commit: longer.
+HOOK_TIMEOUTS = {
+    "session_start": 10,
+    "prompt": 10,
+    "tool_check": 10,
+    "tool_result": 10,
+    "turn_end": 30,
+    "compact": 60,
+    "session_end": 60,
+}
+
 
 def command(agent: str, event: str) -> str:
     return f"voyager-brain hook {agent} {event}"
@@ -31,6 +48,17 @@ def handler_commands(agent: str, event: str) -> dict[str, str]:
     """The command of `agent`'s hook for `event` under each key its handlers hold it."""
     settings: Settings = adapter(agent).SETTINGS
     return {key: form.format(command(agent, event)) for key, form in settings.commands}
+
+
+def handler_timeout(agent: str, event: str) -> dict[str, int]:
+    """The timeout of `agent`'s hook for `event`, as the agent spells it ({} when the
+    agent has no such setting)."""
+    module = adapter(agent)
+    settings: Settings = module.SETTINGS
+    if settings.timeout is None:
+        return {}
+    key, per_second = settings.timeout
+    return {key: HOOK_TIMEOUTS[module.EVENTS[event].action] * per_second}
 
 
 def settings_path(agent: str, top: Path | None) -> Path:
@@ -119,6 +147,7 @@ def install_hooks(agent: str, path: Path, *, uninstall: bool = False) -> bool:
                 handler = {
                     **dict(settings.handler_extra),
                     **handler_commands(agent, event),
+                    **handler_timeout(agent, event),
                 }
                 if not settings.grouped:
                     kept.append(handler)
@@ -153,19 +182,30 @@ def hooks_drift(agent: str, path: Path) -> tuple[set[str], set[str]] | None:
             for handler in handlers if isinstance(handlers, list) else ():
                 if not isinstance(handler, dict):
                     continue
+                limit = (
+                    {settings.timeout[0]: handler.get(settings.timeout[0])}
+                    if settings.timeout
+                    else {}
+                )
                 for key, _ in settings.commands:
                     value = handler.get(key)
                     if isinstance(value, str) and value.startswith(prefix):
-                        found.add(f"{event} {key}: {value}")
+                        found.add(f"{event} {key}: {value}{_shown(limit)}")
     if not found:
         return None
     expected = {
-        f"{hook.event} {key}: {value}"
+        f"{hook.event} {key}: {value}{_shown(handler_timeout(agent, ours))}"
         for ours, hook in module.EVENTS.items()
         if hook.installed
         for key, value in handler_commands(agent, ours).items()
     }
     return expected - found, found - expected
+
+
+def _shown(timeout: dict[str, Any]) -> str:
+    """A handler's timeout in `hooks_drift`'s lines: an install without one (before
+    timeouts were written) differs from one with it."""
+    return "".join(f" ({key} {value})" for key, value in timeout.items())
 
 
 def mcp_entry(agent: str, top: Path) -> dict[str, Any] | None:

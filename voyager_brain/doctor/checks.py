@@ -1,4 +1,4 @@
-"""`voyager-brain doctor`: check the brain files, explain problems, repair what is safe.
+"""Every check of `voyager-brain doctor`, in the order `run_checks` runs them.
 
 Each check yields `Finding`s. Nothing is changed unless `repair=True`, and even then a
 file we cannot read is moved aside (never deleted or overwritten).
@@ -6,7 +6,6 @@ file we cannot read is moved aside (never deleted or overwritten).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Iterator
@@ -14,30 +13,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import confine, conflicts, storage
-from .config import load_config
-from .conflicts import ConflictError
-from .errors import BrainError, ConfigError, CorruptFileError, UnsafePathError
-from .git import setup as gitsetup
-from .memory.store import MemoryStore
-from .render import Templates
-from .session import brainfile
-from .session.manager import BrainManager, Clock, ensure_layout, redacted_head, utc_now
-from .session.model import BrainEntry
+from .. import confine, conflicts, storage
+from ..config import load_config
+from ..conflicts import ConflictError
+from ..errors import BrainError, ConfigError, CorruptFileError, UnsafePathError
+from ..git import setup as gitsetup
+from ..memory.store import MemoryStore
+from ..render import Templates
+from ..session import brainfile
+from ..session.manager import BrainManager, Clock, ensure_layout, utc_now
+from ..session.model import BrainEntry
+from .finding import Finding
+from .secrets import check_brain_md, check_stored
 
 #: Temporary files younger than this may belong to a writer that is still running.
 STALE_TMP_SECONDS = 60
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Finding:
-    level: str  # "ok", "warning" or "error"
-    message: str
-    hint: str = ""
-    repaired: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -> list[Finding]:
@@ -51,7 +41,7 @@ def run_checks(top: Path, *, repair: bool = False, clock: Clock | None = None) -
         _check_brain,
         _check_state,
         _check_logs,
-        _check_stored_secrets,
+        check_stored,
         _check_templates,
         _check_tmp,
         _check_git,
@@ -79,7 +69,7 @@ _KNOWN = (".voyager/brain.md", ".brain/events.jsonl")
 def _check_links(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     """Every file of `_FOLDERS` and the exports that is a link (or sits under a folder
     that is one), a FIFO or a device: voyager-brain refuses it; named here, never read."""
-    from .context.exports import TARGETS
+    from ..context.exports import TARGETS
 
     paths = [top / name for name in _KNOWN]
     paths += [top / name for name, _ in TARGETS.values()]
@@ -159,7 +149,7 @@ def _conflicted(path: Path, exc: ConflictError, repair: bool) -> Finding:
     hint = "`voyager-brain doctor --repair` merges both sides with the merge driver's rules"
     if not repair:
         return Finding("error", str(exc), hint)
-    from .git.merge import merge_file
+    from ..git.merge import merge_file
 
     with storage.locked(path):
         data = storage.read_bytes(path) or b""
@@ -219,12 +209,12 @@ def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
             "they are harmless; delete the copies by hand if you like",
         )
 
-    yield from _check_secrets(top, doc, repair, clock)
+    yield from check_brain_md(top, doc, repair, clock)
 
 
 def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
-    from .state import brainjson as state
-    from .state.validate import validate
+    from ..state import brainjson as state
+    from ..state.validate import validate
 
     path = top / ".voyager" / "brain.json"
     data = storage.read_bytes(path)
@@ -251,141 +241,6 @@ def _check_state(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
             f"brain.json: key files not in the working tree: {', '.join(missing)}",
             "save an update of keyFiles, or restore the files",
         )
-
-
-def _check_secrets(
-    top: Path, doc: brainfile.BrainDocument, repair: bool, clock: Clock
-) -> Iterator[Finding]:
-    from .check import secret_problems
-    from .redact import find_secrets, redact
-
-    leaking = [e for e in doc.entries if find_secrets(e.content)]
-    # The text before the first entry (front matter, title, a hand-written preamble) is
-    # in git as much as the entries are.
-    head = redacted_head(doc) is not doc
-    if not leaking and not head:
-        yield Finding("ok", "brain.md holds no secrets that voyager-brain recognises")
-        return
-    data = storage.read_bytes(top / ".voyager" / "brain.md") or b""
-    where = _where(secret_problems(".voyager/brain.md", data))
-    counted = [f"{len(leaking)} entries"] if leaking else []
-    counted += ["the text before the first entry"] if head else []
-    message = f"brain.md: {' and '.join(counted)} contain what looks like a secret ({where})"
-    if not repair:
-        yield Finding("error", message, "`doctor --repair` redacts them (check git history too)")
-        return
-    bm = BrainManager(top, clock=clock)
-    bm.load()
-    for entry in leaking:
-        if bm.remove(entry):
-            bm.update(entry.replace(content=redact(entry.content)))
-    bm.persist(redact_head=True)
-    yield Finding(
-        "error",
-        message + "; redacted (the old text is still in git history)",
-        repaired=True,
-    )
-
-
-def _where(problems: list[Any]) -> str:
-    """``file:line (kind)`` of each problem, the first ten of them."""
-    shown = [f"{p.path}:{p.line} {p.message.removeprefix('unredacted secret ')}" for p in problems]
-    return ", ".join(shown[:10]) + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")
-
-
-def _check_stored_secrets(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
-    """brain.json and both memory logs: every line holding a secret, as file:line;
-    `--repair` redacts them in place (locked, atomic; a file that does not parse is
-    left as it is)."""
-    from .check import agent_files, secret_problems
-    from .paths import personal_log_file
-
-    files = [
-        (".voyager/brain.json", top / ".voyager" / "brain.json"),
-        (".voyager/memory.jsonl", top / ".voyager" / "memory.jsonl"),
-    ]
-    try:
-        personal = load_config(top / ".voyager").redact_secrets
-    except ConfigError:
-        personal = True  # _check_config reports the file; the log is checked meanwhile
-    if personal:  # `redact_secrets = false` keeps secrets in the personal log on purpose
-        files.append(("personal memory.jsonl", Path(personal_log_file())))
-    # What the pipeline's agents write into .brain/ goes through no redaction.
-    files += [(name, top / name) for name in agent_files(top)]
-    for label, path in files:
-        data = storage.read_bytes(path)
-        problems = secret_problems(label, data) if data is not None else []
-        if not problems:
-            continue
-        message = f"{label}: {len(problems)} secrets, by the look of them ({_where(problems)})"
-        if not repair:
-            yield Finding(
-                "error", message, "`doctor --repair` redacts them (check git history too)"
-            )
-            continue
-        with storage.locked(path):
-            data = storage.read_bytes(path) or b""  # as it is now, under the lock
-            if label.endswith(".md"):
-                redacted: bytes | None = _redacted_text(data)
-            elif label.endswith(".json"):
-                redacted = _redacted_json(data, path)
-            else:
-                redacted = _redacted_log(data)
-            if redacted is not None and redacted != data:
-                storage.atomic_write(path, redacted)
-        if redacted is None:
-            yield Finding(
-                "error",
-                message + "; not repaired: the file does not parse",
-                "fix the file first (`voyager-brain check` says where)",
-            )
-        else:
-            yield Finding(
-                "error",
-                message + "; redacted (the old text is still in git history)",
-                repaired=True,
-            )
-
-
-def _redacted_text(data: bytes) -> bytes:
-    """A markdown file redacted; bytes that are not UTF-8 are kept as they are."""
-    from .redact import redact
-
-    return redact(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
-
-
-def _redacted_json(data: bytes, path: Path) -> bytes | None:
-    """brain.json with every string redacted, in the file's own format; None when it does
-    not parse."""
-    from .redact import redact_json
-    from .state import brainjson as state
-
-    try:
-        document = state.loads(data, path)
-    except CorruptFileError:
-        return None
-    return state.dumps(redact_json(document)).encode()  # type: ignore[arg-type]
-
-
-def _redacted_log(data: bytes) -> bytes | None:
-    """A memory log with the lines that hold a secret redacted (the others kept byte for
-    byte); None when a line does not parse."""
-    import json
-
-    from .memory.log import encode
-    from .redact import find_secrets, redact_json
-
-    lines = data.split(b"\n")
-    for i, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            return None
-        if find_secrets(raw.decode("utf-8", errors="replace")):
-            lines[i] = encode(redact_json(entry)).rstrip(b"\n")  # type: ignore[arg-type]
-    return b"\n".join(lines)
 
 
 def _check_templates(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
@@ -446,14 +301,25 @@ def _check_git(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         )
 
 
+def _timed_rules(db: Any, top: Path) -> Iterator[Finding]:
+    """The rules this project sees that run on Python's engine under a time limit: over
+    it they count as matched (guard/patterns.py)."""
+    from ..guard.patterns import timed_notes
+    from ..guard.rules import list_rules
+
+    hint = "without look-arounds or back-references the pattern runs on RE2, in linear time"
+    for line in timed_notes(list_rules(db, project=str(top.resolve()))):
+        yield Finding("warning", line, hint)
+
+
 def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     """history.db (personal, seed 003) opens, and this project's rules.toml loads."""
     import os
 
-    from .errors import HistoryError
-    from .guard import db as gdb
-    from .guard.teamrules import FILE, sync_team_rules
-    from .paths import history_file
+    from ..errors import HistoryError
+    from ..guard import db as gdb
+    from ..guard.teamrules import FILE, sync_team_rules
+    from ..paths import history_file
 
     path = history_file()
     if not os.path.exists(path) and not (top / FILE).exists():
@@ -478,6 +344,7 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
                 yield Finding("error", problem, f"fix {FILE}; the other rules still apply")
             if not problems:
                 yield Finding("ok", f"{FILE} loads cleanly")
+        yield from _timed_rules(db, top)
     finally:
         db.close()
 
@@ -485,8 +352,8 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
 def _check_pipeline(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     """.brain/pipeline-state.json (seed 004) reads, and a pipeline marked running has an
     engine. Never repaired here: `pipeline reset`, `resume` and `cancel` are the tools."""
-    from .pipeline import state as ps
-    from .pipeline.engine import Pipeline
+    from ..pipeline import state as ps
+    from ..pipeline.engine import Pipeline
 
     path = ps.state_path(top)
     if not path.exists():
@@ -511,7 +378,7 @@ def _check_pipeline(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
 def _check_exports(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     """Each exported file (AGENTS.md ... with our markers) holds the current context;
     `--repair` refreshes the stale ones."""
-    from .context.exports import BEGIN, TARGETS, ExportError, export
+    from ..context.exports import BEGIN, TARGETS, ExportError, export
 
     context = None
     for target, (name, _) in TARGETS.items():
@@ -541,8 +408,8 @@ def _check_exports(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
 def _check_agents(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     """Each agent whose settings hold our hooks or MCP server: are they what `install`
     writes now? `--repair` rewrites ours (the agent's other settings stay)."""
-    from .integrations import install
-    from .integrations.hooks import ADAPTERS, adapter
+    from ..integrations import install
+    from ..integrations.hooks import ADAPTERS, adapter
 
     servers = False
     for agent in ADAPTERS:
