@@ -6,8 +6,8 @@ Real hook processes (`python -m voyager_brain hook claude ...`) run `parallel` a
 over one history.db: pre-tool-use checks of small commands, a third blocked by a rule
 added with `rules add`, a third by the project's tracked rules.toml (rewritten half-way,
 so the hooks sync it again under load), a third allowed; each allowed call is followed by
-its post-tool-use hook with an output of `output_mb` megabytes on one line, and every tenth call by a
-user prompt. At the end the queue of pending history writes is drained with
+its post-tool-use hook with an output of `output_mb` megabytes on one line, and every
+tenth call by a user prompt. At the end the queue of pending history writes is drained with
 `voyager-brain history sessions` and the rows are counted.
 
     python benchmarks/guardload.py                       # 16 parallel, 192 calls, 5 MB

@@ -407,6 +407,7 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         yield Finding("error", str(exc), hint)
         return
     try:
+        yield from _queued_writes(path, repair)
         rules = db.execute("SELECT COUNT(*) FROM rules WHERE active = 1").fetchone()[0]
         calls = db.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0]
         yield Finding("ok", f"{path}: {rules} active guard rules, {calls} tool calls recorded")
@@ -418,6 +419,30 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
                 yield Finding("ok", f"{FILE} loads cleanly")
     finally:
         db.close()
+
+
+def _queued_writes(path: str, repair: bool) -> Iterator[Finding]:
+    """The hooks' history writes queued while history.db was busy (`guard.spool`)."""
+    from .guard import spool
+
+    queued, failed = spool.pending(path), spool.failed(path)
+    where = spool.folder(path)
+    if queued and repair:
+        written, problems = spool.drain(path)
+        yield Finding("warning", f"{written} queued history writes written", repaired=True)
+        failed += [p for p in problems if p not in failed]
+    elif queued:
+        yield Finding(
+            "warning",
+            f"{len(queued)} history writes are queued in {where} (history.db was busy)",
+            "`voyager-brain doctor --repair` or any `voyager-brain history` command writes them",
+        )
+    if failed:
+        yield Finding(
+            "error",
+            f"{len(failed)} queued history writes could not be written ({where}/*{spool.FAILED})",
+            "each file is one JSON operation; remove it once dealt with",
+        )
 
 
 def _check_pipeline(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:

@@ -340,17 +340,44 @@ def _describe(exc: sqlite3.Error) -> str:
 
 class transaction:
     """``with transaction(db):`` runs the block in one write transaction (BEGIN
-    IMMEDIATE), committed at the end or rolled back on any error: no row half-written."""
+    IMMEDIATE), committed at the end or rolled back on any error: no row half-written.
+    With `wait`, the lock is waited for that many seconds instead of the connection's
+    busy timeout (a hook that queues its rows rather than wait, `guard.spool`)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, *, wait: float | None = None) -> None:
         self.db = db
+        self.wait = wait
+        self.restore: int | None = None
 
     def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
+        if self.wait is not None:
+            self.restore = int(self.db.execute("PRAGMA busy_timeout").fetchone()[0])
+            self.db.execute(f"PRAGMA busy_timeout = {int(self.wait * 1000)}")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._restore()
+            raise
         return self.db
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        try:
+            if kind is None:
+                try:
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    # Left open, the transaction would hold the lock for the next user.
+                    self.db.execute("ROLLBACK")
+                    raise
+            else:
+                self.db.execute("ROLLBACK")
+        finally:
+            self._restore()
+
+    def _restore(self) -> None:
+        if self.restore is not None:
+            self.db.execute(f"PRAGMA busy_timeout = {self.restore}")
+            self.restore = None
 
 
 def sql_error(path: str, exc: sqlite3.Error) -> HistoryError:
