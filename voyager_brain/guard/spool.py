@@ -37,6 +37,7 @@ import json
 import os
 import sqlite3
 
+from ..errors import HistoryError
 from ..paths import history_file
 from . import record
 from .db import BUSY_TIMEOUT, connect, transaction
@@ -141,11 +142,17 @@ def close_op(*, project: str, session: str, transcript: str | None, status: str)
 # -- writing ---------------------------------------------------------------------------
 
 
+class Queued(HistoryError):
+    """The operation is queued, not written, for a reason the user should hear of (a
+    history.db that is corrupt or newer than this code; not a lock, which passes)."""
+
+
 def write(op: Op, *, wait: float = WRITE_WAIT, db_path: str | None = None) -> int | None:
     """Write the queue, then `op`, in one transaction; queue `op` instead when that
-    fails (the lock not free within `wait` seconds, or any other error). The row id of
-    a call (``check``, ``result``) when written, None when queued. Raises only when the
-    operation can be neither written nor queued."""
+    fails. The row id of a call (``check``, ``result``) when written, None when queued
+    because history.db was busy (the lock not free within `wait` seconds). `Queued`
+    when it was queued for another reason; `HistoryError` when it could be neither
+    written nor queued."""
     try:
         db = connect(db_path)
         with transaction(db, wait=wait):
@@ -153,12 +160,27 @@ def write(op: Op, *, wait: float = WRITE_WAIT, db_path: str | None = None) -> in
             row = apply(db, op)
     except Exception as exc:
         try:
-            enqueue(op, db_path)
+            where = enqueue(op, db_path)
         except OSError as spool_exc:
-            raise OSError(f"history not written ({exc}) nor queued ({spool_exc})") from None
-        return None
+            raise HistoryError(
+                f"history not written ({one_line(exc)}) nor queued ({spool_exc})"
+            ) from None
+        if busy(exc):
+            return None
+        raise Queued(f"{one_line(exc)}; queued in {os.path.dirname(where)}") from None
     _remove(done)
     return row
+
+
+def busy(exc: BaseException) -> bool:
+    """Whether `exc` says history.db's lock was held past the wait."""
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def drain(db_path: str | None = None, *, wait: float = BUSY_TIMEOUT) -> tuple[int, list[str]]:
@@ -241,7 +263,7 @@ def _replay(
         except Exception as exc:
             db.execute("ROLLBACK TO queued")
             db.execute("RELEASE queued")
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            if isinstance(exc, sqlite3.OperationalError) and busy(exc):
                 raise
             _set_aside(path, str(exc), failures)
             continue

@@ -106,7 +106,7 @@ def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Ver
                 'config.toml says guard_fail = "closed"',
             )
         return Verdict()
-    _record(call, decision, project, config, denial, err)
+    _record(call, decision, project, config, denial, err, hook)
     if denial is not None:
         return Verdict("block", denial)
     for problem in decision.problems:
@@ -125,6 +125,7 @@ def _record(
     config: Config,
     denial: str | None,
     err: TextIO,
+    hook: str,
 ) -> None:
     """The decided call in the history: written, or queued when history.db is busy.
     Whatever happens here, the decision stands."""
@@ -146,8 +147,8 @@ def _record(
             denial=denial,
             limit=config.tool_output_limit,
         )
-    except Exception as exc:  # neither written nor queued (a full disk): said, not fatal
-        err.write(f"voyager-brain guard: the call is not recorded: {one_line(exc)}\n")
+    except Exception as exc:  # queued for a reason to tell, or not even queued
+        err.write(f"voyager-brain hook {hook}: {one_line(exc)}\n")
 
 
 def _role_denial(role: str, call: HookCall, project: str, config: Config) -> str | None:
