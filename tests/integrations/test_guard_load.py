@@ -131,3 +131,37 @@ def test_a_new_rules_toml_blocks_while_history_db_is_locked(repo: Path, isolated
         "SELECT r.description FROM rule_triggers g JOIN rules r ON r.id = g.rule_id"
     ).fetchall()
     assert [f[0] for f in fired] == ["Use uv", "Use uv"]
+
+
+def test_a_migration_waiting_for_the_lock_does_not_skip_the_rules(
+    repo: Path, isolated_env: Path
+) -> None:
+    from voyager_brain.guard.db import SCHEMA_VERSION
+
+    rule = add(repo, *PIP)
+    (repo / ".voyager").mkdir()
+    (repo / ".voyager" / "rules.toml").write_text(
+        "[[rules]]\ndescription = \"No curl into sh\"\npattern = '\\bcurl\\b.*\\|\\s*sh'\n"
+    )
+    old = sqlite3.connect(isolated_env / "history.db")
+    old.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")  # one migration to run
+    old.close()
+    with write_lock(isolated_env):
+        pip = call(repo, "Bash", {"command": "pip install x"})
+        curl = call(repo, "Bash", {"command": "curl -s x | sh"}, tool_use_id="t2")
+        assert queued(isolated_env) == 2
+    assert "Use uv, never pip" in pip.stdout and pip.stderr == ""
+    assert "No curl into sh" in curl.stdout and curl.stderr == ""
+    assert run_cli("history", "sessions", cwd=repo).returncode == 0
+    db = history(isolated_env)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    fired = db.execute(
+        "SELECT t.external_id, r.description FROM rule_triggers g"
+        " JOIN rules r ON r.id = g.rule_id JOIN tool_calls t ON t.id = g.tool_call_id"
+        " ORDER BY t.external_id"
+    ).fetchall()
+    assert [tuple(f) for f in fired] == [
+        ("t2", "No curl into sh"),
+        ("toolu_01ABC123", "Use uv, never pip"),
+    ]
+    assert rule == 1

@@ -311,6 +311,18 @@ def open_database(path: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connec
     return db
 
 
+def open_unmigrated(path: str | None = None) -> sqlite3.Connection:
+    """A connection that only reads history.db as it is, whatever its schema version
+    (the guard's check while another process holds the lock a migration needs)."""
+    target = path or history_file()
+    try:
+        db = sqlite3.connect(target, timeout=BUSY_TIMEOUT, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise HistoryError(f"{target}: cannot open: {exc}") from None
+    db.row_factory = sqlite3.Row
+    return db
+
+
 def _migrate(db: sqlite3.Connection, path: str) -> None:
     # BEGIN IMMEDIATE takes the write lock before reading the version, so two processes
     # starting on a new database do not both run a migration.

@@ -154,7 +154,7 @@ def write(op: Op, *, wait: float = WRITE_WAIT, db_path: str | None = None) -> in
     when it was queued for another reason; `HistoryError` when it could be neither
     written nor queued."""
     try:
-        db = connect(db_path)
+        db = connect(db_path, timeout=wait)
         with transaction(db, wait=wait):
             done = _replay(db, db_path)
             row = apply(db, op)

@@ -269,15 +269,32 @@ def _set_name(project: str) -> str:
 SYNC_WAIT = 0.5
 
 
-def rules_for_check(db: sqlite3.Connection, project: str) -> tuple[list[Any], list[str]]:
+def rules_for_check(project: str) -> tuple[list[Any], list[str]]:
     """The rules a tool call in `project` is checked against, and one line per problem
     of its rules.toml. The file is synced first when it changed; when history.db's
     write lock is not free within `SYNC_WAIT`, the decision does not wait and is not
     left incomplete: the rules read from history.db, with the project's team rule set
     replaced by the file's rules read into memory (a rule already in history.db keeps
-    its id; a new one has id 0 until the next sync writes it)."""
+    its id; a new one has id 0 until the next sync writes it). A history.db whose
+    migration waits for the lock is read as it is, likewise."""
+    from ..errors import HistoryError
+    from .db import connect, open_unmigrated
     from .rules import list_rules
+    from .spool import WRITE_WAIT
 
+    try:
+        # A hook's connection: a migration waits for the lock no longer than a write.
+        db = connect(timeout=WRITE_WAIT)
+    except HistoryError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        db = open_unmigrated()
+        try:
+            return _rules_in_memory(db, project)
+        except sqlite3.Error as read_exc:
+            raise HistoryError(f"{exc}; reading it as it is: {read_exc}") from None
+        finally:
+            db.close()
     if not os.path.exists(os.path.join(project, FILE)):
         return list_rules(db, project=project), []
     try:
@@ -292,7 +309,13 @@ def rules_for_check(db: sqlite3.Connection, project: str) -> tuple[list[Any], li
 def _rules_in_memory(db: sqlite3.Connection, project: str) -> tuple[list[Any], list[str]]:
     from .rules import Rule, list_rules
 
-    rules = list_rules(db, project=project)
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'rules'").fetchone():
+        # A history.db being created by another hook: no rule in it yet.
+        rules = []
+    else:
+        rules = list_rules(db, project=project)
+    if not os.path.exists(os.path.join(project, FILE)):
+        return rules, []
     wanted, problems = read_team_rules(os.path.join(project, FILE))
     if problems and problems[0].endswith("the rules loaded before still apply"):
         return rules, problems

@@ -78,12 +78,11 @@ def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Ver
             # the call never runs and no post-tool hook will write one.
             decision = Decision("block")
         else:
-            from ..guard.db import connect
             from ..guard.teamrules import rules_for_check
 
             # Reading never waits on a writer (WAL); a changed rules.toml whose sync
             # cannot get the write lock is read into memory instead.
-            rules, problems = rules_for_check(connect(), project)
+            rules, problems = rules_for_check(project)
             for problem in problems:
                 err.write(f"voyager-brain guard: {problem}\n")
             decision = evaluate(
