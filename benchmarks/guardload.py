@@ -62,6 +62,10 @@ class Report:
     seconds: float = 0.0
     hook_median_ms: float = 0.0
     hook_max_ms: float = 0.0
+    #: Per hook event: (median, max) in milliseconds.
+    by_event: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
+    #: The most writes queued at once (sampled while the hooks run).
+    queued_peak: int = 0
     problems: list[str] = dataclasses.field(default_factory=list)
 
     def line(self) -> str:
@@ -72,7 +76,11 @@ class Report:
             f"{self.rows_missing} rows / {self.results_missing} results / "
             f"{self.triggers_missing} triggers / {self.prompts_missing} prompts missing "
             f"after the drain; {self.seconds:.1f} s, hook median {self.hook_median_ms:.0f} ms, "
-            f"max {self.hook_max_ms:.0f} ms"
+            f"max {self.hook_max_ms:.0f} ms; at most {self.queued_peak} writes queued"
+            + "".join(
+                f"\n  {event}: median {median:.0f} ms, max {most:.0f} ms"
+                for event, (median, most) in sorted(self.by_event.items())
+            )
         )
 
 
@@ -114,6 +122,7 @@ def simulate(
     report.blocked_expected = sum(1 for n in range(calls) if n % 3 != 2)
     lock = threading.Lock()
     times: list[float] = []
+    events: dict[str, list[float]] = {}
     pending = list(range(calls))
 
     def hook(event: str, stdin: bytes) -> tuple[str, str]:
@@ -128,6 +137,7 @@ def simulate(
         )
         with lock:
             times.append(time.perf_counter() - start)
+            events.setdefault(event, []).append(times[-1] * 1000)
             if done.stderr:
                 report.complaints += 1
                 report.problems.extend(done.stderr.decode("utf-8", "replace").splitlines())
@@ -175,16 +185,27 @@ def simulate(
                 n = pending.pop(0)
             one(n)
 
+    spool = home / "spool"
+
+    def sample() -> None:
+        while any(t.is_alive() for t in threads):
+            if spool.is_dir():
+                report.queued_peak = max(report.queued_peak, len(list(spool.glob("*.json"))))
+            time.sleep(0.05)
+
     start = time.perf_counter()
     threads = [threading.Thread(target=worker) for _ in range(parallel)]
     for t in threads:
         t.start()
+    sampler = threading.Thread(target=sample)
+    sampler.start()
     for t in threads:
         t.join()
+    sampler.join()
     report.seconds = time.perf_counter() - start
     report.hook_median_ms = statistics.median(times) * 1000
     report.hook_max_ms = max(times) * 1000
-    spool = home / "spool"
+    report.by_event = {e: (statistics.median(t), max(t)) for e, t in events.items()}
     report.queued = len(list(spool.glob("*.json"))) if spool.is_dir() else 0
     # Any history command writes what is queued before it reads.
     subprocess.run(
