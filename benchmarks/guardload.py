@@ -7,11 +7,14 @@ over one history.db: pre-tool-use checks of small commands, a third blocked by a
 added with `rules add`, a third by the project's tracked rules.toml (rewritten half-way,
 so the hooks sync it again under load), a third allowed; each allowed call is followed by
 its post-tool-use hook with an output of `output_mb` megabytes on one line, and every
-tenth call by a user prompt. At the end the queue of pending history writes is drained with
-`voyager-brain history sessions` and the rows are counted.
+tenth call by a user prompt. With `hold`, another writer (as a long `history import` would) takes
+history.db's write lock for `hold` seconds, again and again, while the hooks run. At the
+end the queue of pending history writes is drained with `voyager-brain history sessions`
+and the rows are counted.
 
     python benchmarks/guardload.py                       # 16 parallel, 192 calls, 5 MB
     python benchmarks/guardload.py --parallel 8 --calls 48 --output-mb 1
+    python benchmarks/guardload.py --hold 3       # and a writer holding the lock 3 s at a time
 
 tests/integrations/test_guard_load.py runs it at a size that takes well under a minute.
 """
@@ -46,6 +49,7 @@ class Report:
     calls: int
     parallel: int
     output_mb: float
+    hold: float = 0.0
     blocked_expected: int = 0
     #: Calls a rule blocks that the hook did not deny.
     let_through: int = 0
@@ -71,7 +75,9 @@ class Report:
     def line(self) -> str:
         return (
             f"{self.parallel} parallel, {self.calls} calls ({self.blocked_expected} to block), "
-            f"{self.output_mb:g} MB outputs: {self.let_through} let through, "
+            f"{self.output_mb:g} MB outputs"
+            + (f", the lock held {self.hold:g} s at a time" if self.hold else "")
+            + f": {self.let_through} let through, "
             f"{self.wrongly_denied} wrongly denied, {self.queued} queued at the end, "
             f"{self.rows_missing} rows / {self.results_missing} results / "
             f"{self.triggers_missing} triggers / {self.prompts_missing} prompts missing "
@@ -94,7 +100,12 @@ def command_of(n: int) -> str:
 
 
 def simulate(
-    folder: Path, *, calls: int = 192, parallel: int = 16, output_mb: float = 5.0
+    folder: Path,
+    *,
+    calls: int = 192,
+    parallel: int = 16,
+    output_mb: float = 5.0,
+    hold: float = 0.0,
 ) -> Report:
     """Run the load in `folder` (a project and a VOYAGER_HOME are made in it)."""
     project, home = folder / "project", folder / "home"
@@ -118,7 +129,7 @@ def simulate(
     big = '{"items": [' + '"an item of a long reply", ' * int(output_mb * 1024 * 1024 / 26) + "0]}"
     big_path = folder / "big-output.json"
     big_path.write_text(json.dumps({"stdout": big, "stderr": ""}))
-    report = Report(calls=calls, parallel=parallel, output_mb=output_mb)
+    report = Report(calls=calls, parallel=parallel, output_mb=output_mb, hold=hold)
     report.blocked_expected = sum(1 for n in range(calls) if n % 3 != 2)
     lock = threading.Lock()
     times: list[float] = []
@@ -193,15 +204,28 @@ def simulate(
                 report.queued_peak = max(report.queued_peak, len(list(spool.glob("*.json"))))
             time.sleep(0.05)
 
+    def holder() -> None:
+        db = sqlite3.connect(home / "history.db", isolation_level=None, timeout=60)
+        while any(t.is_alive() for t in threads):
+            db.execute("BEGIN IMMEDIATE")
+            time.sleep(hold)
+            db.execute("ROLLBACK")
+            time.sleep(0.5)
+        db.close()
+
     start = time.perf_counter()
     threads = [threading.Thread(target=worker) for _ in range(parallel)]
     for t in threads:
         t.start()
-    sampler = threading.Thread(target=sample)
-    sampler.start()
+    helpers = [threading.Thread(target=sample)]
+    if hold:
+        helpers.append(threading.Thread(target=holder))
+    for t in helpers:
+        t.start()
     for t in threads:
         t.join()
-    sampler.join()
+    for t in helpers:
+        t.join()
     report.seconds = time.perf_counter() - start
     report.hook_median_ms = statistics.median(times) * 1000
     report.hook_max_ms = max(times) * 1000
@@ -245,10 +269,15 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=192)
     parser.add_argument("--parallel", type=int, default=16)
     parser.add_argument("--output-mb", type=float, default=5.0)
+    parser.add_argument("--hold", type=float, default=0.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         report = simulate(
-            Path(tmp), calls=args.calls, parallel=args.parallel, output_mb=args.output_mb
+            Path(tmp),
+            calls=args.calls,
+            parallel=args.parallel,
+            output_mb=args.output_mb,
+            hold=args.hold,
         )
     print(report.line())
     for problem in sorted(set(report.problems))[:10]:

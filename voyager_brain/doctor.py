@@ -429,20 +429,24 @@ def _queued_writes(path: str, repair: bool) -> Iterator[Finding]:
     where = spool.folder(path)
     if queued and repair:
         written, problems = spool.drain(path)
-        yield Finding("warning", f"{written} queued history writes written", repaired=True)
+        yield Finding("warning", f"{_writes(written)} written from the queue", repaired=True)
         failed += [p for p in problems if p not in failed]
     elif queued:
         yield Finding(
             "warning",
-            f"{len(queued)} history writes are queued in {where} (history.db was busy)",
+            f"{_writes(len(queued))} queued in {where} (history.db was busy)",
             "`voyager-brain doctor --repair` or any `voyager-brain history` command writes them",
         )
     if failed:
         yield Finding(
             "error",
-            f"{len(failed)} queued history writes could not be written ({where}/*{spool.FAILED})",
+            f"{_writes(len(failed))} could not be written from the queue ({where}/*{spool.FAILED})",
             "each file is one JSON operation; remove it once dealt with",
         )
+
+
+def _writes(count: int) -> str:
+    return f"{count} history write" + ("" if count == 1 else "s")
 
 
 def _check_pipeline(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:

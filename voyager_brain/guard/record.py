@@ -168,13 +168,18 @@ def session_id(
 
 
 def session_in(
-    db: sqlite3.Connection, external_id: str, project: str, transcript_path: str | None = None
+    db: sqlite3.Connection,
+    external_id: str,
+    project: str,
+    transcript_path: str | None = None,
+    started_at: str | None = None,
 ) -> int:
     """The row id of the agent's session `external_id` in the project at `project`
-    (both added when missing): what every hook event starts from."""
+    (both added when missing, the session as started at `started_at`, default now):
+    what every hook event starts from."""
     pid = project_id(db, project)
     assert pid is not None
-    return session_id(db, external_id, pid, transcript_path=transcript_path)
+    return session_id(db, external_id, pid, transcript_path=transcript_path, started_at=started_at)
 
 
 def add_message(

@@ -292,7 +292,7 @@ def apply(db: sqlite3.Connection, op: Op) -> int | None:
     """Write one operation (inside the caller's transaction); the call's row id for a
     ``check`` or ``result``. Applying it twice changes nothing."""
     kind = op["op"]
-    sid = record.session_in(db, op["session"], op["project"], op.get("transcript"))
+    sid = record.session_in(db, op["session"], op["project"], op.get("transcript"), op["at"])
     if kind == "close":
         record.end_session(db, sid, op["status"], at=op["at"])
         return None
