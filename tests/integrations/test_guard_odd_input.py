@@ -121,3 +121,26 @@ def test_odd_input_without_a_matching_rule_is_allowed_and_recorded(
     assert db.execute("SELECT input FROM tool_calls").fetchall() == [
         (json.dumps({"command": "ls \ufffd \ufffd"}, ensure_ascii=False, separators=(",", ":")),)
     ]
+
+
+@pytest.mark.parametrize("odd", ["lone-surrogate", "invalid-utf8", "padding"], ids=str)
+def test_cursors_shell_hook_checks_odd_commands_too(
+    odd: str, repo: Path, isolated_env: Path
+) -> None:
+    # Cursor's beforeShellExecution sends the command at the top of its payload.
+    rule = ("--pattern", r"\brm\s+-rf\b", "--description", "No rm -rf")
+    assert run_cli("rules", "add", *rule, cwd=repo).returncode == 0
+    data = json.loads((FIXTURES / "cursor" / "before-shell-execution.json").read_text())
+    data.update(cwd=str(repo), workspace_roots=[str(repo)], command="@@COMMAND@@")
+    command = ODD[odd][1].split(b'"command": ', 1)[1].rsplit(b"}", 1)[0]
+    stdin = json.dumps(data).encode().replace(b'"@@COMMAND@@"', command)
+    hooked = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "cursor", "before-shell-execution"],
+        input=stdin,
+        cwd=repo,
+        capture_output=True,
+        timeout=120,
+    )
+    assert (hooked.returncode, hooked.stderr) == (0, b"")
+    reason = denial_of(json.loads(hooked.stdout))
+    assert reason is not None and "No rm -rf" in reason
