@@ -27,9 +27,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# Patterns as text, compiled (and cached by `re`) on first use: every tool-call hook
+# imports this module, few of them meet a text that needs it.
+_SURROGATE = "[\ud800-\udfff]"
 #: An escape that may decode to a lone surrogate (\uD800 to \uDFFF, any case).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_SURROGATE_ESCAPE = r"\\u[dD][89abcdefABCDEF]"
 #: How deep `shallow` keeps a value as it is (the standard writer's limit is ~1,000).
 STORED_DEPTH = 100
 
@@ -45,14 +47,16 @@ def scrub(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
+        return re.sub(_SURROGATE, "\ufffd", text)
     return text
 
 
 def may_hold_surrogates(text: str) -> bool:
     """Whether the JSON `text` could decode to a lone surrogate (it has one, or an
     escape of one): only then must its values be scrubbed."""
-    return _SURROGATE_ESCAPE.search(text) is not None or _SURROGATE.search(text) is not None
+    return re.search(_SURROGATE_ESCAPE, text) is not None or (
+        re.search(_SURROGATE, text) is not None
+    )
 
 
 def scrub_json(value: Any) -> Any:
@@ -93,8 +97,8 @@ def loads(text: str) -> Any:
     return scrub_json(value) if may_hold_surrogates(text) else value
 
 
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_WHITESPACE = r"[ \t\n\r]*"
+_NUMBER = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?"
 #: The words the standard reader takes (NaN and the infinities too), longest first.
 _LITERALS = {
     "-Infinity": float("-inf"),
@@ -111,11 +115,13 @@ def _loads_deep(text: str) -> Any:
     one, used only for a text nested deeper than that one reads."""
     from json.decoder import scanstring  # type: ignore[attr-defined]
 
+    whitespace, number_re = re.compile(_WHITESPACE), re.compile(_NUMBER)
+
     def fail(message: str, pos: int) -> json.JSONDecodeError:
         return json.JSONDecodeError(message, text, pos)
 
     def skip(pos: int) -> int:
-        found = _WHITESPACE.match(text, pos)
+        found = whitespace.match(text, pos)
         return found.end() if found else pos
 
     # Each open container: the container, and for an object the key being read.
@@ -149,7 +155,7 @@ def _loads_deep(text: str) -> Any:
                 continue
         else:
             word = next((w for w in _LITERALS if text.startswith(w, pos)), None)
-            number = None if word else _NUMBER.match(text, pos)
+            number = None if word else number_re.match(text, pos)
             if number:
                 literal = number.group()
                 value = float(literal) if any(c in literal for c in ".eE") else int(literal)

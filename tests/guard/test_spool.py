@@ -23,6 +23,7 @@ def db(tmp_path: Path) -> sqlite3.Connection:
 
 def ops(tmp_path: Path, tool_use_id: str | None) -> list[spool.Op]:
     where = dict(project=str(tmp_path), session="s1", transcript=None)
+    prompt = spool.prompt_op(**where, prompt="install it")
     check = spool.check_op(
         **where,
         tool="Bash",
@@ -42,7 +43,7 @@ def ops(tmp_path: Path, tool_use_id: str | None) -> list[spool.Op]:
     # The result comes from a later process (a call without an id is found by its time).
     result["at"] = record.now(time.time() + 1)
     return [
-        spool.prompt_op(**where, prompt="install it"),
+        prompt,
         check,
         result,
         spool.close_op(**where, status="completed"),
@@ -70,7 +71,7 @@ def test_applying_the_queue_twice_changes_nothing(
     # writes them again.
     for _ in range(2):
         with transaction(db):
-            assert len(spool._replay(db, path)) == 4
+            assert len(spool._replay(db, spool.pending(path))) == 4
     once = counts(db)
     if tool_use_id is None:
         # A result the agent gives no id for is a row of its own, as without a queue.
@@ -130,3 +131,22 @@ def test_a_held_lock_queues_within_the_wait(db: sqlite3.Connection, tmp_path: Pa
     finally:
         holder.execute("ROLLBACK")
     assert len(spool.pending(path)) == 1
+
+
+def test_a_long_queue_is_written_a_batch_per_hook_and_order_kept(
+    db: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spool, "REPLAY_BATCH", 2)
+    add_rule(db, description="Use uv", pattern=r"\bpip\s+install\b")
+    path = str(tmp_path / "history.db")
+    prompt, check, result, close = ops(tmp_path, "t1")
+    for op in (prompt, check, result):
+        spool.enqueue(op, path)
+    # Two written, one left: the hook's own operation (the turn's end) queues behind it.
+    assert spool.write(close, db_path=path) is None
+    assert len(spool.pending(path)) == 2
+    assert counts(db) == (1, 2, 1, 1)
+    assert db.execute("SELECT output FROM tool_calls").fetchone()[0] is None
+    spool.drain(path)
+    assert db.execute("SELECT output FROM tool_calls").fetchone()[0] == "done"
+    assert db.execute("SELECT status FROM sessions").fetchone()[0] == "completed"

@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 
 #: How long a hook waits for history.db's write lock before queueing (seconds).
 WRITE_WAIT = 1.0
+#: How many queued operations a hook writes before its own, at most: a long queue (a
+#: history.db that was broken for days) is written a batch per hook, so no hook holds
+#: the lock for long; while some are left, the hook's own operation queues behind them.
+REPLAY_BATCH = 100
 FOLDER = "spool"
 SUFFIX = ".json"
 FAILED = ".failed"
@@ -156,8 +160,12 @@ def write(op: Op, *, wait: float = WRITE_WAIT, db_path: str | None = None) -> in
     try:
         db = connect(db_path, timeout=wait)
         with transaction(db, wait=wait):
-            done = _replay(db, db_path)
-            row = apply(db, op)
+            queue = pending(db_path)
+            done = _replay(db, queue[:REPLAY_BATCH])
+            behind = len(queue) > REPLAY_BATCH
+            row = None if behind else apply(db, op)
+        if behind:
+            enqueue(op, db_path)  # in order, behind what is still queued
     except Exception as exc:
         try:
             where = enqueue(op, db_path)
@@ -191,7 +199,7 @@ def drain(db_path: str | None = None, *, wait: float = BUSY_TIMEOUT) -> tuple[in
     db = connect(db_path)
     failed: list[str] = []
     with transaction(db, wait=wait):
-        done = _replay(db, db_path, failed)
+        done = _replay(db, pending(db_path), failed)
     _remove(done)
     return len(done), failed
 
@@ -243,12 +251,12 @@ def enqueue(op: Op, db_path: str | None = None) -> str:
 
 
 def _replay(
-    db: sqlite3.Connection, db_path: str | None, failures: list[str] | None = None
+    db: sqlite3.Connection, paths: list[str], failures: list[str] | None = None
 ) -> list[str]:
-    """Apply the queue inside the caller's transaction; the files applied (removed by
-    the caller after its commit)."""
+    """Apply the queued operations at `paths` inside the caller's transaction, in
+    order; the files applied (removed by the caller after its commit)."""
     done: list[str] = []
-    for path in pending(db_path):
+    for path in paths:
         try:
             with open(path, encoding="utf-8") as f:
                 op = json.load(f)
