@@ -19,6 +19,10 @@ Grep            ``pattern``, ``path``, ``glob``
 any other tool  every string value in its input, nested ones included
 (MCP tools too)
 ==============  ==========================================================
+
+A field that holds a list or an object (a command as a list of arguments) gives every
+string inside it. Text that came in as invalid UTF-8 or a lone surrogate is U+FFFD by
+now (`integrations.hookio`), and input at any depth is walked without recursion.
 """
 
 from __future__ import annotations
