@@ -144,3 +144,23 @@ def test_cursors_shell_hook_checks_odd_commands_too(
     assert (hooked.returncode, hooked.stderr) == (0, b"")
     reason = denial_of(json.loads(hooked.stdout))
     assert reason is not None and "No rm -rf" in reason
+
+
+def test_odd_results_and_prompts_are_recorded(repo: Path, isolated_env: Path) -> None:
+    claude = json.loads((FIXTURES / "claude" / "post-tool-use.json").read_text())
+    claude["cwd"] = str(repo)
+    post = json.dumps({**claude, "tool_response": {"stdout": "@@OUT@@", "stderr": ""}})
+    prompt = json.dumps({**claude, "hook_event_name": "UserPromptSubmit", "prompt": "@@OUT@@"})
+    for event, text in (("user-prompt-submit", prompt), ("post-tool-use", post)):
+        hooked = subprocess.run(
+            [sys.executable, "-m", "voyager_brain", "hook", "claude", event],
+            input=text.encode().replace(b"@@OUT@@", b"done \\ud800 \xff"),
+            cwd=repo,
+            capture_output=True,
+            timeout=60,
+        )
+        assert (hooked.returncode, hooked.stdout, hooked.stderr) == (0, b"", b"")
+    db = sqlite3.connect(isolated_env / "history.db")
+    assert db.execute("SELECT output FROM tool_calls").fetchall() == [("done \ufffd \ufffd",)]
+    user = db.execute("SELECT content FROM messages WHERE role = 'user'").fetchall()
+    assert user == [("done \ufffd \ufffd",)]
