@@ -118,12 +118,17 @@ def test_a_new_rules_toml_blocks_while_history_db_is_locked(repo: Path, isolated
     (repo / ".voyager").mkdir()
     (repo / ".voyager" / "rules.toml").write_text(
         "[[rules]]\ndescription = \"Use uv\"\npattern = '\\bpip\\s+install\\b'\n"
+        '[[rules]]\ndescription = "never pip install packages"\ntype = "semantic"\n'
+        '[[rules]]\ndescription = "never install packages with pip"\ntype = "semantic"\n'
     )
     with write_lock(isolated_env):
-        done = call(repo, "Bash", {"command": "pip install x"})
+        done = call(repo, "Bash", {"command": "pip install packages"})
     assert done.stderr == ""
     reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
-    assert "Use uv" in reason
+    # Each rule of the file, not in history.db yet, on its own (a negative number).
+    assert "- Rule -1 (block): Use uv\n" in reason
+    assert "- Rule -2 (block): never pip install packages\n" in reason
+    assert "- Rule -3 (block): never install packages with pip\n" in reason
     # Once the lock is free the file is synced and the queued row gets its trigger.
     later = call(repo, "Bash", {"command": "pip install y"}, tool_use_id="t2")
     assert "deny" in later.stdout
@@ -131,8 +136,13 @@ def test_a_new_rules_toml_blocks_while_history_db_is_locked(repo: Path, isolated
     assert db.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0] == 2
     fired = db.execute(
         "SELECT r.description FROM rule_triggers g JOIN rules r ON r.id = g.rule_id"
+        " WHERE g.tool_call_id = 1 ORDER BY r.id"
     ).fetchall()
-    assert [f[0] for f in fired] == ["Use uv", "Use uv"]
+    assert [f[0] for f in fired] == [
+        "Use uv",
+        "never pip install packages",
+        "never install packages with pip",
+    ]
 
 
 def test_a_migration_waiting_for_the_lock_does_not_skip_the_rules(

@@ -156,13 +156,13 @@ def record_check(
     from . import spool
     from .record import OUTPUT_LIMIT
 
-    # A rule read from rules.toml because history.db was busy has no id yet (0): its
-    # trigger names the rule by what makes it the same, found once the file is synced.
+    # A rule read from rules.toml because history.db was busy has no row yet (a negative
+    # id): its trigger names the rule by what makes it the same, found once it is synced.
     triggers = [
         {
-            "rule": m.rule.id or None,
+            "rule": m.rule.id if m.rule.id > 0 else None,
             "key": None
-            if m.rule.id
+            if m.rule.id > 0
             else [m.rule.type, m.rule.pattern, m.rule.description, m.rule.tool],
             "action": m.rule.action,
             "reasoning": m.reasoning,

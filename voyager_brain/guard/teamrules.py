@@ -275,7 +275,8 @@ def rules_for_check(project: str) -> tuple[list[Any], list[str]]:
     write lock is not free within `SYNC_WAIT`, the decision does not wait and is not
     left incomplete: the rules read from history.db, with the project's team rule set
     replaced by the file's rules read into memory (a rule already in history.db keeps
-    its id; a new one has id 0 until the next sync writes it). A history.db whose
+    its id; a new one a negative id of its own, -1 for the file's first, until the next
+    sync writes it: the semantic matcher tells rules apart by id). A history.db whose
     migration waits for the lock is read as it is, likewise."""
     from ..errors import HistoryError
     from .db import connect, open_unmigrated
@@ -333,10 +334,10 @@ def _rules_in_memory(db: sqlite3.Connection, project: str) -> tuple[list[Any], l
         ):
             known.setdefault(_key(found), int(found["id"]))
     kept = [r for r in rules if set_id is None or r.rule_set_id != set_id]
-    for rule in wanted:
+    for n, rule in enumerate(wanted, 1):
         kept.append(
             Rule(
-                id=known.get(_key(rule), 0),
+                id=known.get(_key(rule), -n),
                 rule_set_id=set_id,
                 type=rule["type"],
                 pattern=rule["pattern"],
