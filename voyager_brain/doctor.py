@@ -428,9 +428,9 @@ def _queued_writes(path: str, repair: bool) -> Iterator[Finding]:
     queued, failed = spool.pending(path), spool.failed(path)
     where = spool.folder(path)
     if queued and repair:
-        written, problems = spool.drain(path)
+        written, _ = spool.drain(path)
         yield Finding("warning", f"{_writes(written)} written from the queue", repaired=True)
-        failed += [p for p in problems if p not in failed]
+        failed = spool.failed(path)
     elif queued:
         yield Finding(
             "warning",

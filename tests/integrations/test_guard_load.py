@@ -105,9 +105,13 @@ def test_doctor_repair_writes_the_queue(repo: Path, isolated_env: Path) -> None:
     done = run_cli("doctor", cwd=repo)
     assert "2 history writes queued" in done.stdout
     assert queued(isolated_env) == 2
+    # A queued file cut short (a crash while it was written by hand, say): set aside.
+    (isolated_env / "spool" / "99999999999999999999-00000001-0001.json").write_text('{"op"')
     done = run_cli("doctor", "--repair", cwd=repo)
     assert "2 history writes written from the queue" in done.stdout
+    assert "1 history write could not be written from the queue" in done.stdout
     assert queued(isolated_env) == 0
+    assert len(list((isolated_env / "spool").glob("*.failed"))) == 1
     db = history(isolated_env)
     assert db.execute("SELECT COUNT(*) FROM rule_triggers").fetchone()[0] == 1
     assert db.execute("SELECT status FROM sessions").fetchone()[0] == "completed"
