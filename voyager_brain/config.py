@@ -125,8 +125,9 @@ SETTINGS: tuple[Setting, ...] = (
         "guard_fail",
         "open",
         str,
-        "when the tool-call check itself fails (locked or corrupt history.db, a bug): open"
-        " allows the call with a line on stderr, closed denies it with the error as reason",
+        "when the tool-call check itself fails (a corrupt history.db, a bug; a busy one only"
+        " queues the row): open allows the call with a line on stderr, closed denies it with"
+        " the error as reason",
     ),
     Setting(
         "tool_output_limit",

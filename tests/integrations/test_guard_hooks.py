@@ -223,7 +223,10 @@ def test_fail_closed_denies_with_the_error_as_reason(repo: Path, isolated_env: P
     assert "not a SQLite database" in output["permissionDecisionReason"]
 
 
-def test_fail_open_when_the_database_is_locked(repo: Path, isolated_env: Path) -> None:
+def test_a_locked_database_still_denies_and_queues_the_row(repo: Path, isolated_env: Path) -> None:
+    # A lock is not a fault of the guard: the rules are read (WAL readers never wait),
+    # the decision stands, and the row waits in the queue (tests/integrations/
+    # test_guard_load.py follows it to history.db).
     add(repo, *PIP)
     holder = sqlite3.connect(isolated_env / "history.db", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
@@ -233,8 +236,9 @@ def test_fail_open_when_the_database_is_locked(repo: Path, isolated_env: Path) -
         waited = time.monotonic() - start
     finally:
         holder.execute("ROLLBACK")
-    assert done.returncode == 0 and done.stdout == ""
-    assert "locked" in done.stderr
+    assert done.returncode == 0 and done.stderr == ""
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert len(list((isolated_env / "spool").glob("*.json"))) == 1
     assert waited < 30
 
 

@@ -37,9 +37,15 @@ def history() -> None:
 
 
 def _db() -> sqlite3.Connection:
+    """history.db, with the hooks' queued writes written first (`guard.spool`): what a
+    history command shows is all that happened."""
     from ..guard.db import connect
+    from ..guard.spool import drain
 
-    return connect()
+    db = connect()
+    for problem in drain()[1]:
+        click.echo(f"voyager-brain: {problem}", err=True)
+    return db
 
 
 # -- import -----------------------------------------------------------------------------

@@ -335,6 +335,7 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         yield Finding("error", str(exc), hint)
         return
     try:
+        yield from _queued_writes(path, repair)
         rules = db.execute("SELECT COUNT(*) FROM rules WHERE active = 1").fetchone()[0]
         calls = db.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0]
         yield Finding("ok", f"{path}: {rules} active guard rules, {calls} tool calls recorded")
@@ -347,6 +348,34 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         yield from _timed_rules(db, top)
     finally:
         db.close()
+
+
+def _queued_writes(path: str, repair: bool) -> Iterator[Finding]:
+    """The hooks' history writes queued while history.db was busy (`guard.spool`)."""
+    from ..guard import spool
+
+    queued, failed = spool.pending(path), spool.failed(path)
+    where = spool.folder(path)
+    if queued and repair:
+        written, _ = spool.drain(path)
+        yield Finding("warning", f"{_writes(written)} written from the queue", repaired=True)
+        failed = spool.failed(path)
+    elif queued:
+        yield Finding(
+            "warning",
+            f"{_writes(len(queued))} queued in {where} (history.db was busy)",
+            "`voyager-brain doctor --repair` or any `voyager-brain history` command writes them",
+        )
+    if failed:
+        yield Finding(
+            "error",
+            f"{_writes(len(failed))} could not be written from the queue ({where}/*{spool.FAILED})",
+            "each file is one JSON operation; remove it once dealt with",
+        )
+
+
+def _writes(count: int) -> str:
+    return f"{count} history write" + ("" if count == 1 else "s")
 
 
 def _check_pipeline(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:

@@ -7,15 +7,14 @@
 - The strongest action among the matches wins: block > warn > log > allow. A ``log``
   match allows the call; it is only recorded. ``priority`` orders the rules in the text.
 - Every checked call is one ``tool_calls`` row, and every match one ``rule_triggers`` row
-  with its action, written in one transaction (no row half-written).
+  with its action, written in one transaction (no row half-written) after the decision is
+  made; when history.db is busy they are queued (`spool`), and the decision stands.
 
 Standard library only, but RE2 (and the `regex` package for a pattern only Python's
 engine can run) when a regex rule applies: this runs before every tool call.
 """
 
 from __future__ import annotations
-
-import sqlite3
 
 from ..value import Record
 from .fields import rule_fields
@@ -144,7 +143,6 @@ def review(match: Match, tool: str, texts: list[str], reviewer: Any) -> Match | 
 
 
 def record_check(
-    db: sqlite3.Connection,
     decision: Decision,
     *,
     project: str,
@@ -153,22 +151,41 @@ def record_check(
     tool_input: Any,
     tool_use_id: str | None,
     transcript_path: str | None = None,
+    denial: str | None = None,
+    limit: int | None = None,
 ) -> Decision:
-    """Write the call and its triggers (one transaction); the decision with its row id."""
-    from . import record
-    from .db import transaction
+    """Write the call and its triggers (one transaction), or queue them when history.db
+    is busy (`spool.write`); the decision is returned as it was made, with its row id
+    when written. `denial`: the role guard's reason, stored as the call's failed result.
+    Nothing here can change the decision."""
+    from . import spool
+    from .record import OUTPUT_LIMIT
 
-    with transaction(db):
-        sid = record.session_in(db, session, project, transcript_path)
-        record.reopen_session(db, sid)
-        # Imported from the transcript already: that row, under its own message.
-        call = record.find_tool_call(db, tool_use_id) if tool_use_id else None
-        if call is None:
-            message = record.current_assistant_message(db, sid)
-            call = record.add_tool_call(db, message, tool, tool_input, external_id=tool_use_id)
-        for m in decision.matches:
-            record.add_trigger(db, m.rule.id, call, m.rule.action, m.reasoning)
-    return decision._replace(tool_call_id=call)
+    # A rule read from rules.toml because history.db was busy has no row yet (a negative
+    # id): its trigger names the rule by what makes it the same, found once it is synced.
+    triggers = [
+        {
+            "rule": m.rule.id if m.rule.id > 0 else None,
+            "key": None
+            if m.rule.id > 0
+            else [m.rule.type, m.rule.pattern, m.rule.description, m.rule.tool],
+            "action": m.rule.action,
+            "reasoning": m.reasoning,
+        }
+        for m in decision.matches
+    ]
+    op = spool.check_op(
+        project=project,
+        session=session,
+        transcript=transcript_path,
+        tool=tool,
+        tool_input=tool_input,
+        tool_use_id=tool_use_id,
+        triggers=triggers,
+        denial=denial,
+        limit=OUTPUT_LIMIT if limit is None else limit,
+    )
+    return decision._replace(tool_call_id=spool.write(op))
 
 
 def reason_text(decision: Decision, tool: str) -> str:

@@ -316,6 +316,18 @@ def open_database(path: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connec
     return db
 
 
+def open_unmigrated(path: str | None = None) -> sqlite3.Connection:
+    """A connection that only reads history.db as it is, whatever its schema version
+    (the guard's check while another process holds the lock a migration needs)."""
+    target = path or history_file()
+    try:
+        db = sqlite3.connect(target, timeout=BUSY_TIMEOUT, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise HistoryError(f"{target}: cannot open: {exc}") from None
+    db.row_factory = sqlite3.Row
+    return db
+
+
 def _migrate(db: sqlite3.Connection, path: str) -> None:
     # BEGIN IMMEDIATE takes the write lock before reading the version, so two processes
     # starting on a new database do not both run a migration.
@@ -345,17 +357,44 @@ def _describe(exc: sqlite3.Error) -> str:
 
 class transaction:
     """``with transaction(db):`` runs the block in one write transaction (BEGIN
-    IMMEDIATE), committed at the end or rolled back on any error: no row half-written."""
+    IMMEDIATE), committed at the end or rolled back on any error: no row half-written.
+    With `wait`, the lock is waited for that many seconds instead of the connection's
+    busy timeout (a hook that queues its rows rather than wait, `guard.spool`)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, *, wait: float | None = None) -> None:
         self.db = db
+        self.wait = wait
+        self.restore: int | None = None
 
     def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
+        if self.wait is not None:
+            self.restore = int(self.db.execute("PRAGMA busy_timeout").fetchone()[0])
+            self.db.execute(f"PRAGMA busy_timeout = {int(self.wait * 1000)}")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._restore()
+            raise
         return self.db
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        try:
+            if kind is None:
+                try:
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    # Left open, the transaction would hold the lock for the next user.
+                    self.db.execute("ROLLBACK")
+                    raise
+            else:
+                self.db.execute("ROLLBACK")
+        finally:
+            self._restore()
+
+    def _restore(self) -> None:
+        if self.restore is not None:
+            self.db.execute(f"PRAGMA busy_timeout = {self.restore}")
+            self.restore = None
 
 
 def sql_error(path: str, exc: sqlite3.Error) -> HistoryError:

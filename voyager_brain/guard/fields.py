@@ -19,6 +19,10 @@ Grep            ``pattern``, ``path``, ``glob``
 any other tool  every string value in its input, nested ones included
 (MCP tools too)
 ==============  ==========================================================
+
+A field that holds a list or an object (a command as a list of arguments) gives every
+string inside it. Text that came in as invalid UTF-8 or a lone surrogate is U+FFFD by
+now (`integrations.hookio`), and input at any depth is walked without recursion.
 """
 
 from __future__ import annotations
@@ -41,34 +45,37 @@ TOOL_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 def rule_fields(tool: str, tool_input: Any) -> list[str]:
-    """The values of `tool_input` that rules are matched against, for `tool`."""
+    """The values of `tool_input` that rules are matched against, for `tool`: each
+    distinct text once, in order of first appearance.
+
+    A field that holds something other than a string (a command given as a list of
+    arguments, say) gives every string inside it, however deep: a rule must see the
+    text whatever shape the agent sent. The walk has its own stack (no recursion), so
+    its cost is linear in the input's size, and repeated values are matched once."""
+    from ..untrusted import strings
+
     if not isinstance(tool_input, dict):
-        return _strings(tool_input)
+        return _distinct(strings(tool_input))
     names = TOOL_FIELDS.get(tool)
     if names is None:
-        return _strings(tool_input)
-    values = [v for v in (tool_input.get(name) for name in names) if isinstance(v, str)]
+        return _distinct(strings(tool_input))
+    values = strings([tool_input.get(name) for name in names])
     if tool == "MultiEdit":
-        for edit in tool_input.get("edits") or ():
+        for edit in _listed(tool_input.get("edits")):
             if isinstance(edit, dict):
-                values += [
-                    v
-                    for v in (edit.get("file_path"), edit.get("old_string"), edit.get("new_string"))
-                    if isinstance(v, str)
-                ]
-    return values
+                values += strings(
+                    [edit.get("file_path"), edit.get("old_string"), edit.get("new_string")]
+                )
+            else:
+                values += strings(edit)
+    return _distinct(values)
 
 
-def _strings(value: Any) -> list[str]:
-    """Every string in a JSON value (object keys excluded), depth first, in order."""
-    found: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            found.append(item)
-        elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-    return found
+def _listed(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    return [] if value is None else [value]
+
+
+def _distinct(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values)) if len(values) > 1 else values

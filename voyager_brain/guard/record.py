@@ -11,7 +11,9 @@ The hooks write here as events arrive, and the transcript import writes the same
 - a tool call from a hook hangs under the session's latest message when that is an
   ``assistant`` one, else under a new empty ``assistant`` message, adopted the same way;
 - a tool call is found by the agent's tool-use id (``tool_calls.external_id``);
-- every stored text is redacted, and tool outputs are cut to `OUTPUT_LIMIT` bytes;
+- every stored text is redacted, and tool outputs are cut to `OUTPUT_LIMIT` bytes; a
+  lone surrogate (which SQLite cannot store) becomes U+FFFD, and a tool input nested
+  deeper than `untrusted.STORED_DEPTH` keeps the strings of its deepest levels as lists;
 - times are UTC ``YYYY-MM-DD HH:MM:SS.fff`` (SQLite's ``CURRENT_TIMESTAMP`` format, with
   milliseconds), so they sort as text with the defaults.
 
@@ -26,6 +28,7 @@ import sqlite3
 import time
 
 from ..redact import redact, redact_json
+from ..untrusted import scrub, shallow
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,8 +78,8 @@ def truncate(text: str, limit: int = OUTPUT_LIMIT) -> str:
 
 
 def clean_text(text: str) -> str:
-    """What is stored of a text: redacted."""
-    return redact(text)
+    """What is stored of a text: redacted, lone surrogates replaced."""
+    return redact(scrub(text))
 
 
 def clean_output(text: str, limit: int = OUTPUT_LIMIT) -> str:
@@ -91,6 +94,7 @@ def clean_output(text: str, limit: int = OUTPUT_LIMIT) -> str:
     near there, or redaction shrank the window below `limit` bytes, all of it is
     redacted. The marker names the size of the whole output as received.
     """
+    text = scrub(text)
     start = limit + REDACT_MARGIN
     end = text.find("\n", start, start + LONGEST_LINE) if len(text) > start else -1
     if end < 0:
@@ -105,8 +109,14 @@ def clean_output(text: str, limit: int = OUTPUT_LIMIT) -> str:
 
 def clean_json(value: Any) -> str:
     """What is stored of a JSON value (a tool's input): redacted, compact, keys kept in
-    the agent's order."""
-    return json.dumps(redact_json(value), ensure_ascii=False, separators=(",", ":"))
+    the agent's order; lone surrogates replaced, and levels deeper than the writers'
+    recursion reaches kept as the lists of their strings (`untrusted.shallow`)."""
+    try:
+        text = json.dumps(redact_json(value), ensure_ascii=False, separators=(",", ":"))
+    except RecursionError:
+        text = json.dumps(redact_json(shallow(value)), ensure_ascii=False, separators=(",", ":"))
+    # Written as they are (ensure_ascii off), lone surrogates are found in the text.
+    return scrub(text)
 
 
 def project_root(cwd: str) -> str:
@@ -158,13 +168,18 @@ def session_id(
 
 
 def session_in(
-    db: sqlite3.Connection, external_id: str, project: str, transcript_path: str | None = None
+    db: sqlite3.Connection,
+    external_id: str,
+    project: str,
+    transcript_path: str | None = None,
+    started_at: str | None = None,
 ) -> int:
     """The row id of the agent's session `external_id` in the project at `project`
-    (both added when missing): what every hook event starts from."""
+    (both added when missing, the session as started at `started_at`, default now):
+    what every hook event starts from."""
     pid = project_id(db, project)
     assert pid is not None
-    return session_id(db, external_id, pid, transcript_path=transcript_path)
+    return session_id(db, external_id, pid, transcript_path=transcript_path, started_at=started_at)
 
 
 def add_message(
@@ -179,6 +194,19 @@ def add_message(
     """Append a message to `session`; the content is redacted. A user prompt becomes the
     session's task when it has none."""
     stored = clean_text(content) if content is not None else None
+    return insert_message(db, session, role, stored, timestamp=timestamp, external_id=external_id)
+
+
+def insert_message(
+    db: sqlite3.Connection,
+    session: int,
+    role: str,
+    stored: str | None,
+    *,
+    timestamp: str | None = None,
+    external_id: str | None = None,
+) -> int:
+    """`add_message` with its content cleaned already (`clean_text`)."""
     cur = db.execute(
         "INSERT INTO messages (session_id, role, content, timestamp, external_id)"
         " VALUES (?, ?, ?, ?, ?)",
@@ -197,17 +225,19 @@ def first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def current_assistant_message(db: sqlite3.Connection, session: int) -> int:
-    """The message a new tool call hangs under: the session's latest message if it is
-    the assistant's, else a new, empty assistant message."""
+def current_assistant_message(db: sqlite3.Connection, session: int, at: str | None = None) -> int:
+    """The message a new tool call hangs under: the session's latest message (up to
+    `at`, a queued call's time, when given) if it is the assistant's, else a new, empty
+    assistant message (at `at`)."""
+    until, params = ("", (session,)) if at is None else (" AND timestamp <= ?", (session, at))
     row = db.execute(
-        "SELECT id, role FROM messages WHERE session_id = ? ORDER BY timestamp DESC, id DESC"
-        " LIMIT 1",
-        (session,),
+        f"SELECT id, role FROM messages WHERE session_id = ?{until}"
+        " ORDER BY timestamp DESC, id DESC LIMIT 1",
+        params,
     ).fetchone()
     if row is not None and row[1] == "assistant":
         return int(row[0])
-    return add_message(db, session, "assistant", None)
+    return insert_message(db, session, "assistant", None, timestamp=at)
 
 
 def add_tool_call(
@@ -225,10 +255,25 @@ def add_tool_call(
         known = find_tool_call(db, external_id)
         if known is not None:
             return known
+    return insert_tool_call(
+        db, message, tool, clean_json(tool_input), external_id=external_id, timestamp=timestamp
+    )
+
+
+def insert_tool_call(
+    db: sqlite3.Connection,
+    message: int,
+    tool: str,
+    stored_input: str,
+    *,
+    external_id: str | None = None,
+    timestamp: str | None = None,
+) -> int:
+    """A new tool call row, its input cleaned already (`clean_json`)."""
     cur = db.execute(
         "INSERT INTO tool_calls (message_id, tool, input, timestamp, external_id)"
         " VALUES (?, ?, ?, ?, ?)",
-        (message, tool, clean_json(tool_input), timestamp or now(), external_id),
+        (message, tool, stored_input, timestamp or now(), external_id),
     )
     return int(cur.lastrowid or 0)
 
@@ -251,6 +296,18 @@ def set_tool_result(
     """The tool's result on its row: output redacted and cut to `limit` bytes, success,
     duration (when known, and not already recorded)."""
     stored = clean_output(output, limit) if output is not None else None
+    store_tool_result(db, tool_call, stored, success=success, duration_ms=duration_ms)
+
+
+def store_tool_result(
+    db: sqlite3.Connection,
+    tool_call: int,
+    stored: str | None,
+    *,
+    success: bool,
+    duration_ms: int | None = None,
+) -> None:
+    """`set_tool_result` with the output cleaned already (`clean_output`)."""
     db.execute(
         "UPDATE tool_calls SET output = ?, success = ?,"
         " duration_ms = COALESCE(?, duration_ms) WHERE id = ?",

@@ -44,9 +44,12 @@ def _stamp_file(path: str) -> str:
     return os.path.join(cache_folder(), f"rules-toml-{zlib.crc32(path.encode()):08x}.json")
 
 
-def sync_team_rules(db: sqlite3.Connection, project: str, *, force: bool = False) -> list[str]:
+def sync_team_rules(
+    db: sqlite3.Connection, project: str, *, force: bool = False, wait: float | None = None
+) -> list[str]:
     """Load the project's rules.toml when it changed since the last sync (or `force`).
-    Returns one line per problem found; an empty list when all is well."""
+    Returns one line per problem found; an empty list when all is well. `wait`: how long
+    to wait for history.db's write lock (`sqlite3.OperationalError` past it)."""
     path = os.path.join(project, FILE)
     try:
         st = os.stat(path)
@@ -61,7 +64,7 @@ def sync_team_rules(db: sqlite3.Connection, project: str, *, force: bool = False
                     return []
         except (OSError, ValueError):
             pass
-    problems = load_team_rules(db, project, path)
+    problems = load_team_rules(db, project, path, wait=wait)
     if not any(p.endswith("the rules loaded before still apply") for p in problems):
         try:
             os.makedirs(os.path.dirname(stamp_file), exist_ok=True)
@@ -133,37 +136,60 @@ def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     return valid, problems
 
 
-def load_team_rules(db: sqlite3.Connection, project: str, path: str) -> list[str]:
+def load_team_rules(
+    db: sqlite3.Connection, project: str, path: str, *, wait: float | None = None
+) -> list[str]:
     """Make the project's team rule set hold exactly the valid rules of `path`."""
-    from . import record
     from .db import transaction
 
     wanted, problems = read_team_rules(path)
     if problems and problems[0].endswith("the rules loaded before still apply"):
         return problems
+    with transaction(db, wait=wait):
+        return _load(db, project, path, wanted, problems)
+
+
+def sync_in(db: sqlite3.Connection, project: str) -> list[str]:
+    """`load_team_rules` inside the caller's transaction (a queued check that names a
+    rule of the file not synced yet, `guard.spool`)."""
+    path = os.path.join(project, FILE)
+    wanted, problems = read_team_rules(path)
+    if problems and problems[0].endswith("the rules loaded before still apply"):
+        return problems
+    return _load(db, project, path, wanted, problems)
+
+
+def _load(
+    db: sqlite3.Connection,
+    project: str,
+    path: str,
+    wanted: list[dict[str, Any]],
+    problems: list[str],
+) -> list[str]:
+    from . import record
+
     name = os.path.basename(project.rstrip("/")) or project
     description = MARKER + path
-    with transaction(db):
-        row = db.execute("SELECT id, description FROM rule_sets WHERE name = ?", (name,)).fetchone()
-        if row is None:
-            set_id = int(
-                db.execute(
-                    "INSERT INTO rule_sets (name, description) VALUES (?, ?)", (name, description)
-                ).lastrowid
-                or 0
-            )
-        elif not str(row[1] or "").startswith(MARKER):
-            return [
-                *problems,
-                f"{path}: a rule set named {name!r} exists and does not hold this file's rules;"
-                " rename it (the team rules are not loaded)",
-            ]
-        else:
-            set_id = int(row[0])
-            db.execute("UPDATE rule_sets SET description = ? WHERE id = ?", (description, set_id))
-        pid = record.project_id(db, project)
-        db.execute("UPDATE projects SET rule_set_id = ? WHERE id = ?", (set_id, pid))
-        _apply(db, set_id, wanted)
+    row = db.execute("SELECT id, description FROM rule_sets WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        set_id = int(
+            db.execute(
+                "INSERT INTO rule_sets (name, description) VALUES (?, ?)", (name, description)
+            ).lastrowid
+            or 0
+        )
+    elif not str(row[1] or "").startswith(MARKER):
+        return [
+            *problems,
+            f"{path}: a rule set named {name!r} exists and does not hold this file's rules;"
+            " rename it (the team rules are not loaded)",
+        ]
+    else:
+        set_id = int(row[0])
+        db.execute("UPDATE rule_sets SET description = ? WHERE id = ?", (description, set_id))
+    pid = record.project_id(db, project)
+    db.execute("UPDATE projects SET rule_set_id = ? WHERE id = ?", (set_id, pid))
+    _apply(db, set_id, wanted)
     return problems
 
 
@@ -223,3 +249,112 @@ def _apply(db: sqlite3.Connection, set_id: int, wanted: list[dict[str, Any]]) ->
 
             delete_embedding(db, rule_id)
             db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
+
+
+def find_team_rule(db: sqlite3.Connection, project: str, key: tuple[Any, ...]) -> int | None:
+    """The id of the rule of `project`'s team rule set with this type, pattern,
+    description and tool (`_key`); None when it has none."""
+    rule_type, pattern, description, tool = key
+    row = db.execute(
+        "SELECT r.id FROM rules r JOIN rule_sets s ON s.id = r.rule_set_id"
+        " WHERE s.name = ? AND s.description LIKE ? AND r.type IS ? AND r.pattern IS ?"
+        " AND r.description IS ? AND r.tool IS ? ORDER BY r.active DESC, r.id LIMIT 1",
+        (_set_name(project), MARKER + "%", rule_type, pattern, description, tool),
+    ).fetchone()
+    return int(row[0]) if row is not None else None
+
+
+def _set_name(project: str) -> str:
+    return os.path.basename(project.rstrip("/")) or project
+
+
+#: How long a check waits for the write lock to sync a changed rules.toml (seconds);
+#: past it, the file's rules are read into memory for this check.
+SYNC_WAIT = 0.5
+
+
+def rules_for_check(project: str) -> tuple[list[Any], list[str]]:
+    """The rules a tool call in `project` is checked against, and one line per problem
+    of its rules.toml. The file is synced first when it changed; when history.db's
+    write lock is not free within `SYNC_WAIT`, the decision does not wait and is not
+    left incomplete: the rules read from history.db, with the project's team rule set
+    replaced by the file's rules read into memory (a rule already in history.db keeps
+    its id; a new one a negative id of its own, -1 for the file's first, until the next
+    sync writes it: the semantic matcher tells rules apart by id). A history.db whose
+    migration waits for the lock is read as it is, likewise."""
+    from ..errors import HistoryError
+    from .db import connect, open_unmigrated
+    from .rules import list_rules
+    from .spool import WRITE_WAIT
+
+    try:
+        # A hook's connection: a migration waits for the lock no longer than a write.
+        db = connect(timeout=WRITE_WAIT)
+    except HistoryError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        db = open_unmigrated()
+        try:
+            return _rules_in_memory(db, project)
+        except sqlite3.Error as read_exc:
+            raise HistoryError(f"{exc}; reading it as it is: {read_exc}") from None
+        finally:
+            db.close()
+    if not os.path.exists(os.path.join(project, FILE)):
+        return list_rules(db, project=project), []
+    try:
+        problems = sync_team_rules(db, project, wait=SYNC_WAIT)
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        return _rules_in_memory(db, project)
+    return list_rules(db, project=project), problems
+
+
+def _rules_in_memory(db: sqlite3.Connection, project: str) -> tuple[list[Any], list[str]]:
+    from .rules import Rule, list_rules
+
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'rules'").fetchone():
+        # A history.db being created by another hook: no rule in it yet.
+        rules = []
+    else:
+        rules = list_rules(db, project=project)
+    if not os.path.exists(os.path.join(project, FILE)):
+        return rules, []
+    wanted, problems = read_team_rules(os.path.join(project, FILE))
+    if problems and problems[0].endswith("the rules loaded before still apply"):
+        return rules, problems
+    row = db.execute(
+        "SELECT id, description FROM rule_sets WHERE name = ?", (_set_name(project),)
+    ).fetchone()
+    if row is not None and not str(row[1] or "").startswith(MARKER):
+        return rules, problems  # the sync reports the clash when it runs
+    set_id = int(row[0]) if row is not None else None
+    known: dict[tuple[Any, ...], int] = {}
+    if set_id is not None:
+        for found in db.execute(
+            "SELECT id, type, pattern, description, tool FROM rules WHERE rule_set_id = ?",
+            (set_id,),
+        ):
+            known.setdefault(_key(found), int(found["id"]))
+    kept = [r for r in rules if set_id is None or r.rule_set_id != set_id]
+    for n, rule in enumerate(wanted, 1):
+        kept.append(
+            Rule(
+                id=known.get(_key(rule), -n),
+                rule_set_id=set_id,
+                type=rule["type"],
+                pattern=rule["pattern"],
+                description=rule["description"],
+                tool=rule["tool"],
+                action=rule["action"],
+                active=1,
+                priority=rule["priority"],
+                problem=rule["problem"],
+                solution=rule["solution"],
+                source_message_id=None,
+                created_at=None,
+            )
+        )
+    kept.sort(key=lambda r: (-r.priority, r.id))
+    return kept, problems

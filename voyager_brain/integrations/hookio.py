@@ -42,23 +42,50 @@ class HookCall(Record):
 
 
 def read_payload(stream: TextIO) -> dict[str, Any]:
-    """The JSON object on `stream`; {} for empty input; `HookInputError` otherwise."""
-    text = stream.read()
+    """The JSON object on `stream`; {} for empty input; `HookInputError` otherwise.
+
+    Whatever the object holds is read, never refused: bytes that are not UTF-8 become
+    U+FFFD (the ``replace`` error handler), so do lone surrogates (``\\ud800``), and an
+    object nested deeper than the standard reader goes is read by `untrusted.loads`. A
+    guard rule then sees the rest of the text as it is."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        data = buffer.read()
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    else:
+        text = stream.read()
+    value = loads_json(text, "stdin") if text.strip() else {}
+    if not isinstance(value, dict):
+        raise HookInputError("stdin: expected a JSON object")
+    return value
+
+
+def loads_json(text: str, where: str) -> Any:
+    """The JSON value of `text`, whatever it holds (see `read_payload`); `where` names
+    it in the `HookInputError` for a text that is not JSON."""
     try:
-        data = json.loads(text) if text.strip() else {}
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise HookInputError(
-            f"stdin: not valid JSON ({exc.msg}); expected the hook's JSON"
+            f"{where}: not valid JSON ({exc.msg}); expected the hook's JSON"
         ) from None
     except RecursionError:
-        # The decoder recurses once per level of nesting; a hostile payload exhausts it.
-        from ..nesting import too_deep
+        # Only a hostile or odd payload nests this deep: read it without recursion.
+        from ..untrusted import loads
 
-        detail, line = too_deep(text)
-        raise HookInputError(f"stdin: line {line}: {detail}") from None
-    if not isinstance(data, dict):
-        raise HookInputError("stdin: expected a JSON object")
-    return data
+        try:
+            return loads(text)
+        except ValueError as exc:
+            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise HookInputError(
+                f"{where}: not valid JSON ({msg}); expected the hook's JSON"
+            ) from None
+    if "\\u" in text or not text.isascii():
+        from ..untrusted import may_hold_surrogates, scrub_json
+
+        if may_hold_surrogates(text):
+            return scrub_json(value)
+    return value
 
 
 def text(payload: Mapping[str, Any], key: str, *, required: bool = False) -> str | None:
@@ -85,8 +112,8 @@ def tool_input(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
     value = payload.get(key)
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
+            value = loads_json(value, f"stdin: {key}")
+        except HookInputError:
             raise HookInputError(f"stdin: {key}: expected a JSON object") from None
     if not isinstance(value, dict):
         raise HookInputError(f"stdin: {key}: expected a JSON object")

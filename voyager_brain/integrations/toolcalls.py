@@ -10,9 +10,12 @@ terms) and renders the `Verdict` in its agent's format; everything between is he
 - `record_prompt`: the user's message.
 - `close_session`: the session's end (a later call or prompt opens it again).
 
-When the check itself fails (history.db locked past its timeout or corrupt, a bug), the
-call is allowed with one line on stderr; ``guard_fail = "closed"`` in config.toml blocks
-it instead; a call the role guard has already denied stays denied.
+The decision is made from the rules before anything is written. Writing the history
+comes after and never changes it: a history.db busy past `spool.WRITE_WAIT` (or failing)
+gets the rows queued, written by the next writer. When the check itself fails (history.db
+corrupt or newer than this code, a bug), the call is allowed with one line on stderr;
+``guard_fail = "closed"`` in config.toml blocks it instead; a call the role guard has
+already denied stays denied.
 
 This module is on the path of every tool call: the standard library and the guard only.
 """
@@ -50,7 +53,10 @@ def _where(cwd: str) -> tuple[str, Config]:
 
 def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Verdict:
     """The verdict on `call` (``tool`` and ``tool_input`` set), recorded in the history;
-    `hook` (agent and event) names it in the line a failure writes on `err`."""
+    `hook` (agent and event) names it in the line a failure writes on `err`.
+
+    The decision is made from the rules before anything is written; recording it comes
+    after and cannot change it (a busy history.db queues the row, `guard.spool`)."""
     tool, tool_input = call.tool, call.tool_input
     assert tool is not None and tool_input is not None
     fail_closed = False
@@ -63,8 +69,7 @@ def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Ver
         role = os.environ.get("VOYAGER_PIPELINE_ROLE")
         if role:
             denial = _role_denial(role, call, project, config)
-        from ..guard.check import Decision, evaluate, record_check
-        from ..guard.db import connect
+        from ..guard.check import Decision, evaluate
 
         if denial is not None:
             # The role guard wins over the rules, so they are not even read. The call is
@@ -72,17 +77,14 @@ def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Ver
             # trigger needs a rule row); the reason goes in as its failed result, since
             # the call never runs and no post-tool hook will write one.
             decision = Decision("block")
-            db = connect() if call.session is not None else None
         else:
-            from ..guard.rules import list_rules
+            from ..guard.teamrules import rules_for_check
 
-            db = connect()
-            if os.path.exists(os.path.join(project, ".voyager", "rules.toml")):
-                from ..guard.teamrules import sync_team_rules
-
-                for problem in sync_team_rules(db, project):
-                    err.write(f"voyager-brain guard: {problem}\n")
-            rules = list_rules(db, project=project)
+            # Reading never waits on a writer (WAL); a changed rules.toml whose sync
+            # cannot get the write lock is read into memory instead.
+            rules, problems = rules_for_check(project)
+            for problem in problems:
+                err.write(f"voyager-brain guard: {problem}\n")
             decision = evaluate(
                 rules,
                 tool,
@@ -90,31 +92,6 @@ def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Ver
                 threshold=config.semantic_threshold,
                 reviewer=_reviewer(config),
             )
-        if call.session is None or db is None:
-            err.write("voyager-brain guard: stdin: no session id; the call is not recorded\n")
-        else:
-            decision = record_check(
-                db,
-                decision,
-                project=project,
-                session=call.session,
-                tool=tool,
-                tool_input=tool_input,
-                tool_use_id=call.tool_use_id,
-                transcript_path=call.transcript,
-            )
-            if denial is not None and decision.tool_call_id is not None:
-                from ..guard.db import transaction
-                from ..guard.record import set_tool_result
-
-                with transaction(db):
-                    set_tool_result(
-                        db,
-                        decision.tool_call_id,
-                        denial,
-                        success=False,
-                        limit=config.tool_output_limit,
-                    )
     except Exception as exc:
         err.write(f"voyager-brain hook {hook}: {one_line(exc)}\n")
         if denial is not None:
@@ -128,6 +105,7 @@ def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Ver
                 'config.toml says guard_fail = "closed"',
             )
         return Verdict()
+    _record(call, decision, project, config, denial, err, hook)
     if denial is not None:
         return Verdict("block", denial)
     for problem in decision.problems:
@@ -137,6 +115,39 @@ def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Ver
 
         return Verdict(decision.action, reason_text(decision, tool))
     return Verdict()
+
+
+def _record(
+    call: HookCall,
+    decision: Any,
+    project: str,
+    config: Config,
+    denial: str | None,
+    err: TextIO,
+    hook: str,
+) -> None:
+    """The decided call in the history: written, or queued when history.db is busy.
+    Whatever happens here, the decision stands."""
+    if call.session is None:
+        err.write("voyager-brain guard: stdin: no session id; the call is not recorded\n")
+        return
+    assert call.tool is not None
+    try:
+        from ..guard.check import record_check
+
+        record_check(
+            decision,
+            project=project,
+            session=call.session,
+            tool=call.tool,
+            tool_input=call.tool_input,
+            tool_use_id=call.tool_use_id,
+            transcript_path=call.transcript,
+            denial=denial,
+            limit=config.tool_output_limit,
+        )
+    except Exception as exc:  # queued for a reason to tell, or not even queued
+        err.write(f"voyager-brain hook {hook}: {one_line(exc)}\n")
 
 
 def _role_denial(role: str, call: HookCall, project: str, config: Config) -> str | None:
@@ -167,71 +178,54 @@ def _reviewer(config: Config) -> Any:
 
 def record_result(call: HookCall) -> None:
     """The tool's result on the row its check wrote (a new row when it was not checked:
-    hooks installed mid-session)."""
-    from ..guard import record
-    from ..guard.db import connect, transaction
+    hooks installed mid-session); queued when history.db is busy."""
+    from ..guard import spool
 
     assert call.tool is not None and call.session is not None
     project, config = _where(call.cwd)
-    db = connect()
-    with transaction(db):
-        row = None
-        if call.tool_use_id:
-            row = db.execute(
-                "SELECT id, timestamp FROM tool_calls WHERE external_id = ?", (call.tool_use_id,)
-            ).fetchone()
-        duration = None
-        if row is None:
-            sid = record.session_in(db, call.session, project, call.transcript)
-            message = record.current_assistant_message(db, sid)
-            tool_id = record.add_tool_call(
-                db, message, call.tool, call.tool_input, external_id=call.tool_use_id
-            )
-        else:
-            tool_id = int(row[0])
-            started = record.seconds(str(row[1]))
-            finished = record.seconds(record.now())
-            if started is not None and finished is not None and finished >= started:
-                duration = round((finished - started) * 1000)
-        if call.duration_ms is not None:
-            duration = call.duration_ms
-        record.set_tool_result(
-            db,
-            tool_id,
-            call.output,
+    spool.write(
+        spool.result_op(
+            project=project,
+            session=call.session,
+            transcript=call.transcript,
+            tool=call.tool,
+            tool_input=call.tool_input,
+            tool_use_id=call.tool_use_id,
+            output=call.output,
             success=call.success,
-            duration_ms=duration,
+            duration_ms=call.duration_ms,
             limit=config.tool_output_limit,
         )
+    )
 
 
 def record_prompt(call: HookCall) -> None:
-    """The user's message, in a session opened again if the agent's turn end closed it."""
-    from ..guard import record
-    from ..guard.db import connect, transaction
+    """The user's message, in a session opened again if the agent's turn end closed it;
+    queued when history.db is busy."""
+    from ..guard import spool
 
     assert call.session is not None and call.prompt is not None
     project, _ = _where(call.cwd)
-    db = connect()
-    with transaction(db):
-        sid = record.session_in(db, call.session, project, call.transcript)
-        record.reopen_session(db, sid)
-        record.add_message(db, sid, "user", call.prompt)
+    spool.write(
+        spool.prompt_op(
+            project=project, session=call.session, transcript=call.transcript, prompt=call.prompt
+        )
+    )
 
 
 def close_session(call: HookCall, status: str = "completed") -> None:
     """The session's ``ended_at`` and ``status`` (a later call or prompt in the same
-    session opens it again)."""
-    from ..guard import record
-    from ..guard.db import connect, transaction
+    session opens it again); queued when history.db is busy."""
+    from ..guard import spool
 
     if call.session is None:
         return
     project, _ = _where(call.cwd)
-    db = connect()
-    with transaction(db):
-        sid = record.session_in(db, call.session, project, call.transcript)
-        record.end_session(db, sid, status)
+    spool.write(
+        spool.close_op(
+            project=project, session=call.session, transcript=call.transcript, status=status
+        )
+    )
 
 
 def response_text(response: Any) -> str | None:
