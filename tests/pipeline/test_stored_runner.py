@@ -210,3 +210,20 @@ def test_cancel_still_stops_the_users_own_agent(repo: Path, tmp_path: Path) -> N
     finally:
         if engine.poll() is None:
             engine.kill()
+
+
+def test_an_unreadable_record_refuses_the_run_in_one_line(
+    repo: Path, tmp_path: Path, isolated_env: Path
+) -> None:
+    """The record is never rewritten when it cannot be read (a person fixes it), and a
+    run that could not record its runner does not start."""
+    record = isolated_env / "pipeline-runs.json"
+    record.write_text('{"projects": [')
+    agent = FakeAgent(tmp_path / "fake-agent")
+    done = run_cli(
+        "pipeline", "run", "--stages", "builder", "--runner", agent.command, "t", cwd=repo
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "pipeline-runs.json" in done.stderr
+    assert agent.calls() == [] and not ps.state_path(repo).exists()
+    assert record.read_text() == '{"projects": ['
