@@ -119,6 +119,10 @@ def resume_command(runner: str | None, max_retries: int | None) -> None:
 
     For a pipeline whose engine died (still marked running), one the heartbeat marked
     stalled, or one that failed (a crashed agent, a cancel). Exit codes as for run.
+
+    Without --runner: the runner you gave this run here (`run --runner`), else
+    [pipeline] in config.toml. A runner in pipeline-state.json that was not given here
+    (a cloned file) is refused.
     """
     root = _root(click.get_current_context())
     _exit_for(Pipeline(root, runner=runner, say=_say).resume(max_retries))

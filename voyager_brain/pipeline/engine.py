@@ -32,7 +32,7 @@ from ..config import Config, load_config
 from ..errors import BrainError, CorruptFileError
 from ..redact import redact
 from ..session.manager import Clock, utc_now
-from . import blackboard, prompt, validate
+from . import blackboard, ownership, prompt, validate
 from . import state as ps
 from .events import append_event
 from .routing import route, validate_roles
@@ -130,9 +130,11 @@ class Pipeline:
                 raise PipelineError(_busy(current))  # its engine died: resume or cancel it
             blackboard.init_brain(self.root)
             blackboard.bootstrap_project(self.root, task)
-            extra: dict[str, Any] = {"maxRetries": retries, **self._owner()}
+            run_id = secrets.token_hex(8)
+            extra: dict[str, Any] = {"maxRetries": retries, "runId": run_id, **self._owner()}
             if isinstance(self._runner, str):
                 extra["runner"] = self._runner
+            ownership.start(self.root, run_id, self._token, self._own_command())
             fresh: PipelineState = ps.new_state(self.root, task, roles, self.clock).replace(
                 extra=extra
             )
@@ -173,23 +175,30 @@ class Pipeline:
                     f"retries is {current.retries}, over max_retries {limit}; pass a higher"
                     " --max-retries"
                 )
-            if self._runner is None and not isinstance(current.extra.get("runner"), str):
+            if self._runner is None:
+                self._runner = ownership.stored_runner(self.root, current)
+            if self._runner is None:
                 self._refuse_untrusted_runners()
+            run_id = current.extra.get("runId")
+            run_id = run_id if isinstance(run_id, str) else secrets.token_hex(8)
             runner_extra = {"runner": self._runner} if isinstance(self._runner, str) else {}
-            owner = {"maxRetries": limit, **self._owner(), **runner_extra}
+            owner = {"maxRetries": limit, "runId": run_id, **self._owner(), **runner_extra}
 
             def take(on_disk: PipelineState | None) -> PipelineState:
                 if on_disk != current:
                     raise PipelineError("pipeline-state.json changed meanwhile; try again")
+                # A runnerPid is an earlier engine's agent: never ours to signal now.
+                kept = {k: v for k, v in current.extra.items() if k != "runnerPid"}
                 taken: PipelineState = current.replace(
                     status="running",
                     error=None,
                     final_verdict=None,
                     updated_at=ps.epoch_ms(self.clock()),
-                    extra={**current.extra, **owner},
+                    extra={**kept, **owner},
                 )
                 return taken
 
+            ownership.start(self.root, run_id, self._token, self._own_command())
             self._state = ps.update(self.root, take)
             self._remember()
             role = current.pipeline[current.current_stage]
@@ -220,10 +229,11 @@ class Pipeline:
             self.root, "stage.failed", self.clock, stage=stage, role=role, reason="cancelled"
         )
         append_event(self.root, "pipeline.failed", self.clock, reason="cancelled")
-        pid = before.extra.get("runnerPid")
-        # Only while an engine holds its lock is runnerPid a live agent of ours; after a
-        # crash the number may belong to anything by now.
-        if isinstance(pid, int) and pid > 1 and self.engine_running():
+        # The pid comes from our own record, never from the state (a cloned file names
+        # any process it likes), and only while an engine holds its lock: after a crash
+        # the number may belong to anything by now.
+        pid = ownership.our_agent_pid(self.root, before)
+        if pid is not None and self.engine_running():
             stop_process_group(pid)
         return cancelled
 
@@ -388,12 +398,13 @@ class Pipeline:
                 " `voyager-brain trust`, or give --runner"
             )
 
+    def _own_command(self) -> str | None:
+        return self._runner if isinstance(self._runner, str) else None
+
     def _runner_for(self, role: str) -> Runner | ShellRunner:
         if self._runner is not None and not isinstance(self._runner, str):
             return self._runner
-        stored = self._current().extra.get("runner")
-        command = self._runner or (stored if isinstance(stored, str) else None)
-        command = command or self.config.pipeline.runner_for(role)
+        command = self._runner or self.config.pipeline.runner_for(role)
         if not command:
             command = DEFAULT_REVIEWER_RUNNER if role == "reviewer" else DEFAULT_RUNNER
         pipeline = self.config.pipeline
@@ -476,6 +487,8 @@ class Pipeline:
             thread.join()
 
     def note_runner(self, pid: int) -> None:
+        with contextlib.suppress(BrainError):  # unrecorded, `cancel` leaves it to us
+            ownership.note_pid(self.root, self._token, pid)
         current = self._current()
         # When the state is no longer ours, the next refresh stops the agent.
         with contextlib.suppress(_Superseded):
