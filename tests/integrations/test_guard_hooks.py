@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from conftest import run_cli, trusted
 
+from voyager_brain.integrations.install import HOOK_TIMEOUTS
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude"
 SESSION = "9b1c2f7e-4d3a-4e55-9a61-0c8f2d7b1a10"
 
@@ -401,6 +403,29 @@ def test_semantic_review_asks_the_model_command(
         assert rows == []
     else:
         assert rows[0][0].startswith("similarity ") and recorded in rows[0][0]
+
+
+def test_a_model_slower_than_the_hooks_timeout_cannot_turn_a_block_into_an_allow(
+    repo: Path, isolated_env: Path, tmp_path: Path
+) -> None:
+    # The agent lets a call run when its hook passes the timeout install writes (10 s on
+    # the tool-call path), so a review may not wait model_timeout_seconds (60 s here).
+    model = tmp_path / "model.py"
+    model.write_text("import sys, time\nsys.stdin.read()\ntime.sleep(30)\nprint('NO')\n")
+    (repo / ".voyager").mkdir()
+    (repo / ".voyager" / "config.toml").write_text(
+        f'semantic_review = true\nmodel_command = "{sys.executable} {model}"\n'
+        "model_timeout_seconds = 60\n"
+    )
+    trusted(repo)
+    add(repo, "--type", "semantic", "--description", "never use pip install, use uv add")
+    started = time.monotonic()
+    done = call(repo, "Bash", {"command": "pip install requests"})
+    took = time.monotonic() - started
+    assert "deny" in done.stdout
+    assert took < HOOK_TIMEOUTS["tool_check"], took
+    rows = history(isolated_env).execute("SELECT llm_reasoning FROM rule_triggers").fetchall()
+    assert "model review failed" in rows[0][0] and "no answer within" in rows[0][0]
 
 
 @pytest.mark.parametrize("new_database", [False, True])

@@ -167,13 +167,44 @@ def _role_denial(role: str, call: HookCall, project: str, config: Config) -> str
     )
 
 
+#: Seconds all of one call's model reviews may take in the hook. `install` gives the
+#: tool-call hook 10 s (`install.HOOK_TIMEOUTS`), and an agent lets the call run when a
+#: hook runs past its timeout: a review must end well inside it, whatever
+#: ``model_timeout_seconds`` says, or a slow model would turn a block into an allow.
+REVIEW_BUDGET = 5.0
+
+
+class _BudgetedReviewer:
+    """The model command under one deadline for every review of a call; past it a review
+    fails, and a failed review keeps its match (`guard.check.review`)."""
+
+    def __init__(self, provider: Any, budget: float) -> None:
+        import time
+
+        self._provider, self._clock = provider, time.monotonic
+        self._deadline = self._clock() + budget
+        self.name = provider.name
+
+    def complete(self, prompt: str) -> str:
+        from ..providers import ProviderError
+
+        left = self._deadline - self._clock()
+        if left <= 0:
+            raise ProviderError(f"no time left for a review in the hook ({REVIEW_BUDGET:g}s)")
+        self._provider.timeout = min(self._provider.timeout, left)
+        answer: str = self._provider.complete(prompt)
+        return answer
+
+
 def _reviewer(config: Config) -> Any:
-    """The model that reviews semantic matches, when `semantic_review` asks for one."""
+    """The model that reviews semantic matches, when `semantic_review` asks for one,
+    within `REVIEW_BUDGET`."""
     if not config.semantic_review:
         return None
     from ..providers import get_provider
 
-    return get_provider(config)
+    provider = get_provider(config)
+    return None if provider is None else _BudgetedReviewer(provider, REVIEW_BUDGET)
 
 
 def record_result(call: HookCall) -> None:
