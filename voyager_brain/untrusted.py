@@ -124,6 +124,16 @@ def _loads_deep(text: str) -> Any:
         found = whitespace.match(text, pos)
         return found.end() if found else pos
 
+    def key_at(pos: int) -> tuple[str, int]:
+        """An object's key and its colon at `pos`, and where its value starts."""
+        if not text.startswith('"', pos):
+            raise fail("Expecting property name enclosed in double quotes", pos)
+        key, pos = scanstring(text, pos + 1)
+        pos = skip(pos)
+        if not text.startswith(":", pos):
+            raise fail("Expecting ':' delimiter", pos)
+        return key, skip(pos + 1)
+
     # Each open container: the container, and for an object the key being read.
     stack: list[tuple[Any, str | None]] = []
     pos = skip(0)
@@ -144,13 +154,7 @@ def _loads_deep(text: str) -> Any:
                 container: Any = {} if char == "{" else []
                 key = None
                 if char == "{":
-                    if not text.startswith('"', pos):
-                        raise fail("Expecting property name enclosed in double quotes", pos)
-                    key, pos = scanstring(text, pos + 1)
-                    pos = skip(pos)
-                    if not text.startswith(":", pos):
-                        raise fail("Expecting ':' delimiter", pos)
-                    pos = skip(pos + 1)
+                    key, pos = key_at(pos)
                 stack.append((container, key))
                 continue
         else:
@@ -180,13 +184,7 @@ def _loads_deep(text: str) -> Any:
             if text.startswith(",", pos):
                 pos = skip(pos + 1)
                 if key is not None:
-                    if not text.startswith('"', pos):
-                        raise fail("Expecting property name enclosed in double quotes", pos)
-                    new_key, pos = scanstring(text, pos + 1)
-                    pos = skip(pos)
-                    if not text.startswith(":", pos):
-                        raise fail("Expecting ':' delimiter", pos)
-                    pos = skip(pos + 1)
+                    new_key, pos = key_at(pos)
                     stack[-1] = (container, new_key)
                 break
             if not text.startswith(closer, pos):

@@ -206,20 +206,20 @@ def drain(db_path: str | None = None, *, wait: float = BUSY_TIMEOUT) -> tuple[in
 
 def pending(db_path: str | None = None) -> list[str]:
     """The queued operations' files, in the order they are written."""
-    try:
-        names = os.listdir(folder(db_path))
-    except OSError:
-        return []
-    return [os.path.join(folder(db_path), n) for n in sorted(names) if n.endswith(SUFFIX)]
+    return _listed(db_path, SUFFIX)
 
 
 def failed(db_path: str | None = None) -> list[str]:
     """The operations set aside because writing them failed."""
+    return _listed(db_path, FAILED)
+
+
+def _listed(db_path: str | None, suffix: str) -> list[str]:
     try:
         names = os.listdir(folder(db_path))
     except OSError:
         return []
-    return [os.path.join(folder(db_path), n) for n in sorted(names) if n.endswith(FAILED)]
+    return [os.path.join(folder(db_path), n) for n in sorted(names) if n.endswith(suffix)]
 
 
 _counter = [0]
