@@ -159,7 +159,7 @@ def _bench_pages(
     ]
     app = create_app(top / "src", token=TOKEN, **_clock_option(create_app))
     # One client for every request, its event loop kept between them (as a server's).
-    with test_client(app) as client:
+    with test_client(app, base_url="http://127.0.0.1") as client:
         # The link `voyager-brain ui` prints: its token becomes the cookie of later requests.
         _getter(client, f"/?token={TOKEN}")()
         if "voyager_ui_token" not in client.cookies:
