@@ -87,3 +87,16 @@ def test_shallow_keeps_every_text(value: Any) -> None:
 
 def test_decode_replaces_bytes_that_are_not_utf8() -> None:
     assert untrusted.decode(b"rm -rf / \xff\xc3") == "rm -rf / \ufffd\ufffd"
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["flat", "deep"])
+def test_an_integer_past_pythons_digit_limit_is_kept_as_its_text(deep: bool) -> None:
+    # json.loads raises a plain ValueError (not a JSONDecodeError) for it: a hook that
+    # let that through failed open, and the blocked command beside it ran.
+    digits = "9" * 5000
+    inner = f'{{"command": "rm -rf build", "n": {digits}, "small": -12}}'
+    text = '{"a": ' * 2000 + inner + "}" * 2000 if deep else inner
+    value = untrusted.loads(text)
+    while deep and "a" in value:
+        value = value["a"]
+    assert value == {"command": "rm -rf build", "n": digits, "small": -12}

@@ -11,7 +11,8 @@ writer go. None of it may turn a guard check into an error, so:
   here: the JSON reader joins it into one character); `scrub_json` does it to every
   string of a JSON value, object keys included;
 - `loads`: a JSON text at any depth (the standard reader first; past its depth, an
-  iterative reader that gives the same values);
+  iterative reader that gives the same values), an integer past Python's 4,300 digits
+  kept as its text;
 - `shallow`: a JSON value whose containers below `depth` levels are replaced by the list
   of the strings they hold, in order: what a recursive writer can store, every text kept.
 
@@ -91,10 +92,26 @@ def loads(text: str) -> Any:
     where the standard reader finds the fault) when it is not JSON. Lone surrogates
     are scrubbed from its strings."""
     try:
-        value = json.loads(text)
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:
+            # An integer past Python's digit limit for int() (4,300): the standard
+            # reader raises, and a guard check must not. Read again, keeping it as text.
+            value = json.loads(text, parse_int=json_int)
     except RecursionError:
         value = _loads_deep(text)
     return scrub_json(value) if may_hold_surrogates(text) else value
+
+
+def json_int(literal: str) -> int | str:
+    """A JSON integer's value; its digits as a string when there are more than Python
+    converts (a hostile payload's number: nothing computes with it, a rule may match it)."""
+    try:
+        return int(literal)
+    except ValueError:
+        return literal
 
 
 _WHITESPACE = r"[ \t\n\r]*"
@@ -162,7 +179,7 @@ def _loads_deep(text: str) -> Any:
             number = None if word else number_re.match(text, pos)
             if number:
                 literal = number.group()
-                value = float(literal) if any(c in literal for c in ".eE") else int(literal)
+                value = float(literal) if any(c in literal for c in ".eE") else json_int(literal)
                 pos = number.end()
             elif word is not None:
                 value, pos = _LITERALS[word], pos + len(word)

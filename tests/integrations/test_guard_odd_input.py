@@ -53,6 +53,10 @@ ODD: dict[str, tuple[str | None, bytes]] = {
         json.dumps({"args": ["echo x"] * 400_000 + ["rm -rf build"]}).encode(),
     ),
     "command-as-list": (None, b'{"command": ["bash", "-lc", "rm -rf build"]}'),
+    # Past Python's 4,300-digit limit for int(): json.loads raises a plain ValueError.
+    "huge-int": (None, b'{"command": "rm -rf build", "timeout": ' + b"9" * 5000 + b"}"),
+    "huge-int-mcp": ("mcp__ops__run", b'{"run": "rm -rf build", "n": -' + b"1" * 5000 + b"}"),
+    "nan-and-infinity": (None, b'{"command": "rm -rf build", "a": NaN, "b": -Infinity}'),
 }
 
 

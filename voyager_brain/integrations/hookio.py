@@ -69,8 +69,10 @@ def loads_json(text: str, where: str) -> Any:
         raise HookInputError(
             f"{where}: not valid JSON ({exc.msg}); expected the hook's JSON"
         ) from None
-    except RecursionError:
-        # Only a hostile or odd payload nests this deep: read it without recursion.
+    except (RecursionError, ValueError):
+        # Only a hostile or odd payload nests this deep, or holds an integer of more
+        # digits than int() takes (a plain ValueError): read it without recursion,
+        # keeping such a number as its text.
         from ..untrusted import loads
 
         try:
