@@ -333,3 +333,24 @@ def test_a_voyager_folder_linked_to_another_repository_is_never_written(
     refused(run_cli("init", cwd=repo), ".voyager", 2)
     refused(run_cli("add", "observation", "hello", cwd=repo), ".voyager", 2)
     assert snapshot(other) == before
+
+
+def test_a_linked_cache_folder_is_never_written(
+    repo: Path, outside: Path, isolated_env: Path
+) -> None:
+    # .voyager/cache linked out of the repository: the session start's context cache
+    # (atomic_write, no lock) made context.json in the folder it points to.
+    init(repo)
+    (repo / ".voyager" / "cache").symlink_to(outside, target_is_directory=True)
+    assert hook("session-start", repo, source="startup").returncode == 0  # the personal log
+    # Inputs older than the cache's two-second racy window, so a build is kept.
+    old = os.stat(repo / ".voyager" / "brain.md").st_mtime - 60
+    for path in [*(repo / ".voyager").iterdir(), *isolated_env.rglob("*")]:
+        if not path.is_symlink():
+            os.utime(path, (old, old))
+    before = snapshot(outside)
+    for _ in range(2):
+        done = hook("session-start", repo, source="startup")
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+    assert snapshot(outside) == before

@@ -93,6 +93,9 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
 
     `durable=False` skips the fsyncs, for caches: still atomic (a reader sees the old
     file or the new one), but a crash may lose the new one, which costs a rebuild."""
+    # Checked here, not only by the lock: some writers hold none (caches, the engine's
+    # logs), and a folder linked out of the repository would take the new file there.
+    confine.check(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = os.stat(path).st_mode & 0o7777
@@ -122,6 +125,7 @@ def create(path: Path, data: bytes) -> bool:
     The file appears complete or not at all (written aside, then hard-linked into place),
     and an existing file is never replaced, so no lock is needed.
     """
+    confine.check(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)

@@ -151,11 +151,12 @@ def store(
     }
     from pathlib import Path
 
+    from ..errors import UnsafePathError
     from ..storage import atomic_write
 
     data = json.dumps(record, ensure_ascii=False).encode()
     try:
         atomic_write(Path(cache_path(cwd)), data, durable=False)
-    except OSError:  # a read-only or full disk: no cache, no failure
-        return False
+    except (OSError, UnsafePathError):  # a read-only or full disk, or a cache folder
+        return False  # linked out of the repository: no cache, no failure
     return True
