@@ -57,6 +57,10 @@ ODD: dict[str, tuple[str | None, bytes]] = {
     "huge-int": (None, b'{"command": "rm -rf build", "timeout": ' + b"9" * 5000 + b"}"),
     "huge-int-mcp": ("mcp__ops__run", b'{"run": "rm -rf build", "n": -' + b"1" * 5000 + b"}"),
     "nan-and-infinity": (None, b'{"command": "rm -rf build", "a": NaN, "b": -Infinity}'),
+    # The input itself not an object: the hook refused it as not what the agent sends,
+    # failed open, and the call ran.
+    "input-as-list": (None, b'["bash", "-lc", "rm -rf build"]'),
+    "input-as-text": (None, b'"rm -rf build"'),
 }
 
 

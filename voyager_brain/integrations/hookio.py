@@ -30,7 +30,8 @@ class HookCall(Record):
     session: str | None = None
     transcript: str | None = None
     tool: str | None = None
-    tool_input: dict[str, Any] | None = None
+    #: A JSON object, as agents send it; any other JSON value as it came (see `tool_input`).
+    tool_input: Any = None
     tool_use_id: str | None = None
     #: A tool's result (its output or error) and whether it succeeded.
     output: str | None = None
@@ -108,17 +109,20 @@ def string(payload: Mapping[str, Any], key: str) -> str:
     return value
 
 
-def tool_input(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
+def tool_input(payload: Mapping[str, Any], key: str) -> Any:
     """The tool's input at `key`: a JSON object, or a string holding one (as some agents
-    send it)."""
+    send it). Any other value (a list, a number, a string that is not JSON) is kept as
+    it is, not refused: a refusal failed the hook, which let the call run, and a rule
+    matches every string of an input that is not an object (`guard.fields`).
+    `HookInputError` only when there is none."""
     value = payload.get(key)
+    if value is None:
+        raise HookInputError(f"stdin: {key}: expected a JSON object")
     if isinstance(value, str):
         try:
-            value = loads_json(value, f"stdin: {key}")
+            return loads_json(value, f"stdin: {key}")
         except HookInputError:
-            raise HookInputError(f"stdin: {key}: expected a JSON object") from None
-    if not isinstance(value, dict):
-        raise HookInputError(f"stdin: {key}: expected a JSON object")
+            return value  # text that is not JSON: matched as it is
     return value
 
 
@@ -156,7 +160,7 @@ def agent_tool(
     name: str,
     given: str,
     table: Mapping[str, tuple[str, Mapping[str, str]]],
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, Any]:
     """The tool call at `name` and `given` in the payload, in Claude Code's terms."""
     tool = text(payload, name, required=True)
     assert tool is not None
@@ -185,12 +189,15 @@ def additional_context(event: str, context: str) -> str:
 
 
 def as_claude_tool(
-    tool: str, given: dict[str, Any], table: Mapping[str, tuple[str, Mapping[str, str]]]
-) -> tuple[str, dict[str, Any]]:
+    tool: str, given: Any, table: Mapping[str, tuple[str, Mapping[str, str]]]
+) -> tuple[str, Any]:
     """An agent's tool call in Claude Code's terms, by `table` (the agent's tool name ->
     Claude Code's, and its input's field names -> Claude Code's). Fields the table does
-    not name stay under their own names; a tool it does not know stays as it is."""
+    not name stay under their own names; a tool it does not know stays as it is; an
+    input that is not an object keeps its shape under the tool's new name."""
     if tool not in table:
         return tool, given
     name, fields = table[tool]
+    if not isinstance(given, dict):
+        return name, given
     return name, {fields.get(key, key): value for key, value in given.items()}
