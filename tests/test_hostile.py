@@ -442,3 +442,38 @@ def test_the_merge_driver_keeps_a_hand_written_title() -> None:
     merged = merge_brain(base.encode(), ours.encode(), theirs.encode()).decode()
     assert merged.startswith("# Team notes\n\n## Observation")
     assert "ours" in merged and "theirs" in merged and "Brain — Session Context" not in merged
+
+
+# -- a broken config.toml does not switch the guard off --------------------------------
+
+BROKEN_CONFIGS = {
+    "wrong-type": b"guard_fail = 5\n",
+    "not-toml": b"model_command = [\n",
+    "duplicate-key": b"auto_memory = true\nauto_memory = false\n",
+    "not-utf8": b"auto_export = '\xff'\n",
+}
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["default", "personal-closed"])
+@pytest.mark.parametrize("config", BROKEN_CONFIGS)
+def test_a_broken_project_config_does_not_let_a_blocked_call_through(
+    repo: Path, isolated_env: Path, config: str, closed: bool
+) -> None:
+    # The user's own rule, then a repository whose config.toml cannot be read: the check
+    # failed on it before reading any rule, and guard_fail (open, even with the user's
+    # own "closed", which was never read) let `rm -rf` run.
+    import json
+
+    rule = ("--pattern", r"\brm\s+-rf\b", "--description", "No rm -rf")
+    assert run_cli("rules", "add", *rule, cwd=repo).returncode == 0
+    if closed:
+        (isolated_env / "config.toml").write_text('guard_fail = "closed"\n')
+    (repo / ".voyager").mkdir(exist_ok=True)
+    (repo / CONFIG).write_bytes(BROKEN_CONFIGS[config])
+    call = {"session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}
+    done = run_cli("hook", "claude", "pre-tool-use", cwd=repo, input=json.dumps(call))
+    line = assert_one_line(done, str(CONFIG), code=0)
+    assert line.startswith("voyager-brain hook claude pre-tool-use: ")
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert "No rm -rf" in out["permissionDecisionReason"]

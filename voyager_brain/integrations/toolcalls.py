@@ -51,6 +51,23 @@ def _where(cwd: str) -> tuple[str, Config]:
     return project, load_config(os.path.join(project, ".voyager"))
 
 
+def _checked_where(cwd: str, err: TextIO, hook: str) -> tuple[str, Config]:
+    """`_where` for the check: a project config.toml that cannot be read (a cloned
+    repository's, broken on purpose or not) is named on `err` and the check goes on
+    with the personal settings. Failing on it would let `guard_fail` (open by default,
+    and the user's own "closed" never read) allow every call the rules block."""
+    from ..errors import ConfigError
+
+    try:
+        return _where(cwd)
+    except ConfigError as exc:
+        err.write(f"voyager-brain hook {hook}: {one_line(exc)}\n")
+    from ..config import load_config
+    from ..guard.record import project_root
+
+    return project_root(cwd), load_config(None)
+
+
 def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Verdict:
     """The verdict on `call` (``tool`` and ``tool_input`` set), recorded in the history;
     `hook` (agent and event) names it in the line a failure writes on `err`.
@@ -62,7 +79,7 @@ def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Ver
     fail_closed = False
     denial: str | None = None
     try:
-        project, config = _where(call.cwd)
+        project, config = _checked_where(call.cwd, err, hook)
         fail_closed = config.guard_fail == "closed"
         # roleguard.ROLE_VARIABLE spelled out, not imported: outside a pipeline run this
         # lookup is all the role guard may cost.
