@@ -477,3 +477,26 @@ def test_a_broken_project_config_does_not_let_a_blocked_call_through(
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny"
     assert "No rm -rf" in out["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("priority", ["9223372036854775808", "-9223372036854775809"])
+def test_a_rules_toml_priority_sqlite_cannot_hold_does_not_let_a_blocked_call_through(
+    repo: Path, priority: str
+) -> None:
+    # TOML integers are unbounded in Python; SQLite's are 64-bit. Storing the rule raised
+    # OverflowError inside the check, and guard_fail = "open" let `rm -rf` run.
+    import json
+
+    rule = ("--pattern", r"\brm\s+-rf\b", "--description", "No rm -rf")
+    assert run_cli("rules", "add", *rule, cwd=repo).returncode == 0
+    (repo / ".voyager").mkdir(exist_ok=True)
+    (repo / RULES).write_text(
+        f"[[rules]]\ndescription = 'x'\npattern = 'xyz'\npriority = {priority}\n"
+    )
+    call = {"session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}
+    done = run_cli("hook", "claude", "pre-tool-use", cwd=repo, input=json.dumps(call))
+    line = assert_one_line(done, f"{RULES}: rule 1 ('x'): priority: expected an integer", code=0)
+    assert "skipped, the other rules apply" in line
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert "No rm -rf" in out["permissionDecisionReason"]

@@ -116,8 +116,14 @@ def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
             for key in ("description", "pattern", "type", "action", "tool", "problem", "solution"):
                 if rule[key] is not None and not isinstance(rule[key], str):
                     raise RuleError(f"{key}: expected a string")
-            if not isinstance(rule["priority"], int) or isinstance(rule["priority"], bool):
-                raise RuleError("priority: expected an integer")
+            priority = rule["priority"]
+            if (
+                not isinstance(priority, int)
+                or isinstance(priority, bool)
+                # SQLite's integers are 64-bit: a larger one raised inside the check.
+                or not -(2**63) <= priority < 2**63
+            ):
+                raise RuleError(f"priority: expected an integer from {-(2**63)} to {2**63 - 1}")
             check_fields(
                 description=rule["description"] or "",
                 pattern=rule["pattern"],
