@@ -227,3 +227,22 @@ def test_an_unreadable_record_refuses_the_run_in_one_line(
     assert "pipeline-runs.json" in done.stderr
     assert agent.calls() == [] and not ps.state_path(repo).exists()
     assert record.read_text() == '{"projects": ['
+
+
+def test_resume_refuses_a_role_a_clone_named_as_a_path(tmp_path: Path) -> None:
+    # The role names the stage's prompt and log files (.brain/logs/stage-N-ROLE.*) and
+    # its template: a clone's "../../..." role, resumed with the user's own runner, was
+    # taken and the stage started; only the template lookup's refusal of ".." kept the
+    # prompt from being written outside the repository.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    role = "x/" + "../" * 12 + str(outside / "planted").lstrip("/")
+    state = hostile_state("failed")
+    state["pipeline"] = [role, "reviewer"]
+    state["stages"][0]["agent"] = role  # type: ignore[index]
+    top = clone_with(tmp_path, state)
+    done = run_cli("pipeline", "resume", "--runner", "true", cwd=top)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.count("\n") == 1 and "unknown role" in done.stderr, done.stderr
+    assert "pipeline-state.json" in done.stderr
+    assert list(outside.iterdir()) == []

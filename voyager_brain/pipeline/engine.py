@@ -35,7 +35,7 @@ from ..session.manager import Clock, utc_now
 from . import blackboard, ownership, prompt, validate
 from . import state as ps
 from .events import append_event
-from .routing import route, validate_roles
+from .routing import StagesError, route, validate_roles
 from .runner import (
     DEFAULT_REVIEWER_RUNNER,
     DEFAULT_RUNNER,
@@ -165,6 +165,12 @@ class Pipeline:
                 raise PipelineError(
                     f"pipeline-state.json: currentStage {current.current_stage} is not a stage"
                 )
+            try:
+                # A cloned state may name any role: it becomes a file name and a template
+                # name (.brain/logs/stage-N-ROLE.*), so only the known roles are run.
+                validate_roles(current.pipeline)
+            except StagesError as exc:
+                raise PipelineError(f"pipeline-state.json: pipeline: {exc}") from None
             limit = max_retries
             if limit is None:
                 stored = current.extra.get("maxRetries")
