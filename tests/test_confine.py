@@ -354,3 +354,31 @@ def test_a_linked_cache_folder_is_never_written(
         assert done.returncode == 0, done.stderr
         assert "Traceback" not in done.stderr
     assert snapshot(outside) == before
+
+
+@pytest.mark.parametrize("event", ["pre-tool-use", "stop"])
+def test_a_fifo_config_toml_does_not_hang_a_hook(repo: Path, event: str) -> None:
+    # The hooks' once-per-session trust notice opened config.toml with a plain open(),
+    # which waits for a writer that never comes: every hook hung past the agent's
+    # timeout, and a call the rules block ran (the decision was made, never printed).
+    rule = ("--pattern", r"\brm\s+-rf\b", "--description", "No rm -rf")
+    assert run_cli("rules", "add", *rule, cwd=repo).returncode == 0
+    (repo / ".voyager").mkdir(exist_ok=True)
+    os.mkfifo(repo / ".voyager" / "config.toml")
+    name = "PreToolUse" if event == "pre-tool-use" else "Stop"
+    body = {"session_id": "s1", "cwd": str(repo), "hook_event_name": name}
+    body.update(tool_name="Bash", tool_input={"command": "rm -rf /"}, tool_use_id="t1")
+    done = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "claude", event],
+        input=json.dumps(body),
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=15,
+    )
+    assert done.returncode == 0
+    assert "Traceback" not in done.stderr
+    assert "config.toml" in done.stderr and "not a regular file" in done.stderr
+    if event == "pre-tool-use":
+        out = json.loads(done.stdout)["hookSpecificOutput"]
+        assert out["permissionDecision"] == "deny"

@@ -216,10 +216,16 @@ def _ignored_command_keys(cwd: str) -> tuple[str, list[str], str] | None:
     top = find_top(folder) or folder
     voyager = os.path.join(top, ".voyager")
     path = os.path.join(voyager, "config.toml")
+    from .. import confine
+    from ..errors import UnsafePathError
+
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError:
+        # Checked, not a plain open(): a FIFO there would hang every hook past the
+        # agent's timeout (and a tool call's decision with it); a link is not followed.
+        raw = confine.read_bytes(path)
+    except (OSError, UnsafePathError):
+        return None
+    if raw is None:
         return None
     if not _may_name_a_command(raw):
         return None
