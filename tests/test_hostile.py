@@ -500,3 +500,41 @@ def test_a_rules_toml_priority_sqlite_cannot_hold_does_not_let_a_blocked_call_th
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny"
     assert "No rm -rf" in out["permissionDecisionReason"]
+
+
+def test_a_rules_toml_too_big_to_check_in_time_is_refused_not_waited_for(repo: Path) -> None:
+    # 100,000 rules (8 MB): the first tool call's hook synced them for 46 s and the next
+    # ones took 9 s each, past the agent's 10 s hook timeout, after which the agent runs
+    # the call unchecked; the user's own block rule never had its say.
+    import json
+    import time
+
+    rule = ("--pattern", r"\brm\s+-rf\b", "--description", "No rm -rf")
+    assert run_cli("rules", "add", *rule, cwd=repo).returncode == 0
+    (repo / ".voyager").mkdir(exist_ok=True)
+    (repo / RULES).write_text(
+        "".join(
+            f"[[rules]]\ndescription = 'r{i}'\naction = 'log'\n"
+            f"pattern = '[a-y]{{{i % 97 + 1}}}[0-8]{{{i // 97 + 1}}}'\n\n"
+            for i in range(100_000)
+        )
+    )
+    call = {"session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}
+    for _ in range(2):
+        started = time.monotonic()
+        done = run_cli("hook", "claude", "pre-tool-use", cwd=repo, input=json.dumps(call))
+        assert time.monotonic() - started < 5
+        line = assert_one_line(done, f"{RULES}: ", code=0)
+        assert "the rules loaded before still apply" in line
+        out = json.loads(done.stdout)["hookSpecificOutput"]
+        assert out["permissionDecision"] == "deny"
+
+
+def test_a_rules_toml_of_more_rules_than_a_check_affords_is_refused(repo: Path) -> None:
+    (repo / ".voyager").mkdir(exist_ok=True)
+    (repo / RULES).write_text(
+        "".join(f"[[rules]]\ndescription = 'r{i}'\npattern = 'x{i}y'\n" for i in range(1001))
+    )
+    done = run_cli("rules", "sync", cwd=repo)
+    assert "1001 rules, more than the 1000" in done.stdout + done.stderr
+    assert run_cli("rules", "list", "--json", cwd=repo).stdout.count('"r1000"') == 0

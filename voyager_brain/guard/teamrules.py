@@ -36,6 +36,12 @@ if TYPE_CHECKING:
 FILE = os.path.join(".voyager", "rules.toml")
 MARKER = "team rules from "
 FIELDS = ("description", "pattern", "type", "action", "tool", "priority", "problem", "solution")
+#: The most a rules.toml may hold, in bytes and in rules. A tool call's check reads,
+#: syncs and matches them all within the agent's hook timeout (10 s), past which the
+#: agent runs the call unchecked: a cloned file of 100,000 rules (8 MB) took 46 s, then
+#: 9 s a call. A team's rules are far fewer; a file over either is refused whole.
+MAX_BYTES = 1 << 20
+MAX_RULES = 1000
 
 
 def _stamp_file(path: str) -> str:
@@ -80,16 +86,26 @@ def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     from ..tomlfile import read_toml
     from .rules import check_fields, redacted
 
+    kept = "the rules loaded before still apply"
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # missing or unreadable: the reader says which
+    if size > MAX_BYTES:
+        return [], [f"{path}: {size} bytes, more than the {MAX_BYTES} a check can read; {kept}"]
     try:
         # config.toml's reader: one place says what is wrong with a TOML file (its line,
         # bytes that are not UTF-8, nesting too deep to read).
         data = read_toml(path)
     except ConfigError as exc:
-        return [], [f"{exc}; the rules loaded before still apply"]
+        return [], [f"{exc}; {kept}"]
     entries = data.get("rules", [])
     if not isinstance(entries, list):
+        return [], [f"{path}: rules: expected [[rules]] tables; {kept}"]
+    if len(entries) > MAX_RULES:
         return [], [
-            f"{path}: rules: expected [[rules]] tables; the rules loaded before still apply"
+            f"{path}: {len(entries)} rules, more than the {MAX_RULES} a check can match"
+            f" in time; {kept}"
         ]
     valid: list[dict[str, Any]] = []
     problems: list[str] = []
