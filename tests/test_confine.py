@@ -382,3 +382,19 @@ def test_a_fifo_config_toml_does_not_hang_a_hook(repo: Path, event: str) -> None
     if event == "pre-tool-use":
         out = json.loads(done.stdout)["hookSpecificOutput"]
         assert out["permissionDecision"] == "deny"
+
+
+def test_a_hard_link_to_a_file_outside_is_not_written_through(repo: Path, outside: Path) -> None:
+    # A hard link looks like any regular file of the repository, but an append to it
+    # lands in the outside file: an agent sandboxed to the work tree that plants one
+    # (ln ~/.bashrc .voyager/memory.jsonl) had the unsandboxed hooks write its text,
+    # "$(...)" included, into the user's shell start-up file.
+    init(repo)
+    target = outside / "bashrc"
+    target.write_text("# the user's bashrc\n")
+    os.link(target, repo / ".voyager" / "memory.jsonl")
+    before = snapshot(outside)
+    done = run_cli("brain", "action=add", "type=learning", "text=we use uv $(id)", cwd=repo)
+    line = refused(done, "memory.jsonl", 2)
+    assert "hard link" in line
+    assert snapshot(outside) == before

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 LINK_INSIDE = "is a symbolic link; voyager-brain follows no link inside a repository"
 NOT_REGULAR = "is not a regular file"
+HARD_LINK = (
+    "has other hard links, which may be a file outside the repository;"
+    " voyager-brain writes no such file inside a repository"
+)
 
 
 def check(path: PathLike) -> bool:
@@ -81,8 +85,13 @@ def open_checked(path: PathLike, flags: int, mode: int = 0o644) -> int:
             raise UnsafePathError(os.path.abspath(os.fspath(path)), detail) from None
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise UnsafePathError(os.path.abspath(os.fspath(path)), NOT_REGULAR)
+        if st.st_nlink > 1 and flags & (os.O_WRONLY | os.O_RDWR) and _in_repository(path):
+            # A hard link cannot be told from the file by its path: what is written
+            # through it (an append) lands in the other name, perhaps ~/.bashrc.
+            raise UnsafePathError(os.path.abspath(os.fspath(path)), HARD_LINK)
         # Back to blocking reads and writes: O_NONBLOCK was only for the open.
         os.set_blocking(fd, True)
     except BaseException:
@@ -107,6 +116,13 @@ def read_bytes(path: PathLike) -> bytes | None:
             chunks.append(chunk)
     finally:
         os.close(fd)
+
+
+def _in_repository(path: PathLike) -> bool:
+    """Whether `path` is a repository's file (not the user's own): asked only of a file
+    with several hard links, which is rare."""
+    full = os.path.abspath(os.fspath(path))
+    return not _personal(full) and _top_and_link(full)[0] is not None
 
 
 # The personal folders as prefixes, by the environment they were computed from: a check
