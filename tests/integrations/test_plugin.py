@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,29 @@ def test_the_marketplace_lists_the_plugin_where_it_is() -> None:
     assert entry["name"] == manifest["name"] and entry["version"] == manifest["version"]
     assert entry["source"].startswith("./")
     assert (ROOT / entry["source"]).resolve() == PLUGIN.resolve()
+
+
+def test_the_marketplace_says_what_it_offers() -> None:
+    """`claude plugin validate --strict .` fails on a marketplace without a description
+    (Claude Code 2.1.197: "No marketplace description provided"); it lives in `metadata`."""
+    market = load(ROOT / ".claude-plugin" / "marketplace.json")
+    assert market["metadata"]["description"].strip()
+    assert market["metadata"]["version"] == voyager_brain.__version__
+
+
+@pytest.mark.skipif(
+    shutil.which("claude") is None,
+    reason="Claude Code is not installed (npm install -g @anthropic-ai/claude-code)",
+)
+@pytest.mark.parametrize("where", [ROOT, PLUGIN], ids=["marketplace", "plugin"])
+def test_claude_code_validates_them_strictly(where: Path) -> None:
+    done = subprocess.run(
+        ["claude", "plugin", "validate", "--strict", str(where)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_plugin_hooks_are_those_install_claude_writes(repo: Path) -> None:
