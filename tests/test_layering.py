@@ -419,3 +419,19 @@ def test_no_module_outgrows_one_idea() -> None:
         if lines > limit:
             too_long.append(f"{path.relative_to(PACKAGE)}: {lines} lines (limit {limit})")
     assert too_long == []
+
+
+def test_every_package_says_what_it_holds() -> None:
+    """A regular package, not a namespace package by accident: an ``__init__.py`` whose
+    docstring says what the package is and which module to open first."""
+    untold = []
+    for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")}):
+        init = folder / "__init__.py"
+        where = folder.relative_to(PACKAGE.parent)
+        if not init.is_file():
+            untold.append(f"{where}: no __init__.py")
+            continue
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        if len(doc.split()) < 15:
+            untold.append(f"{where}/__init__.py: no docstring to tell a newcomer what it holds")
+    assert untold == []
