@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from voyager_brain import BrainEntry, BrainManager, InvalidEntryError
+from voyager_brain.context import recall as recall_module
+from voyager_brain.context.recall import RecallHit, index_path, query_terms
 from voyager_brain.memory.tool import brain_tool
-from voyager_brain.session import recall as recall_module
-from voyager_brain.session.recall import RecallHit, index_path, query_terms
 
 T0 = datetime(2026, 3, 21, 14, 30, tzinfo=UTC)
 

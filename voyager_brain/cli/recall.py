@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..session.recall import MAX_LIMIT
+from ..context.recall import MAX_LIMIT
 from .common import UserError, cli, json_option, manager_for, print_json
 
 

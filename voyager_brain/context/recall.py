@@ -26,8 +26,9 @@ then the newer item first. Every word of the query is quoted, so FTS5's syntax (
 words come before items that hold some of them. A store that cannot be read (a corrupt
 brain.md, which `doctor` reports) adds nothing.
 
-Standard library only; imported by `BrainManager.recall`, the ``recall`` command and
-the MCP tool, never on a hook's path.
+Standard library only; imported by `BrainManager.recall` (which the ``recall`` command
+and the MCP tool call), never on a hook's path. Like the session-start document, recall
+sits below the session package: `BrainManager.recall` hands in brain.md's parser.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -49,9 +50,27 @@ from ..value import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
     Doc = tuple[str, str, str | None, str, str]  # kind, key, date, title, text
+
+    class BrainMdEntry(Protocol):
+        """A section of brain.md as recall reads it (a `BrainEntry`)."""
+
+        @property
+        def type(self) -> str: ...
+        @property
+        def label(self) -> str: ...
+        @property
+        def timestamp(self) -> datetime | None: ...
+        @property
+        def source(self) -> str | None: ...
+        @property
+        def content(self) -> str: ...
+
+    #: brain.md's bytes (and its path, for errors) to its entries; raises `BrainError`
+    #: when the file cannot be read as brain.md.
+    ParseBrainMd = Callable[[bytes, Path], Sequence[BrainMdEntry]]
 
 BRAIN_MD, BRAIN_JSON = "brain.md", "brain.json"
 MEMORY_PROJECT, MEMORY_PERSONAL = "memory (project)", "memory (personal)"
@@ -180,15 +199,14 @@ def _fingerprint(path: Path) -> str:
     return json.dumps([str(path), st.st_size, st.st_mtime_ns, st.st_ino, *extra])
 
 
-def _brain_md(path: Path) -> Iterator[Doc]:
+def _brain_md(path: Path, parse: ParseBrainMd) -> Iterator[Doc]:
     from ..timestamps import format_timestamp
-    from . import brainfile
 
     data = storage.read_bytes(path)
     if not data:
         return
     try:
-        entries = brainfile.parse(data, path).entries
+        entries = parse(data, path)
     except BrainError:  # doctor reports it; recall searches the other stores
         return
     for entry in entries:
@@ -289,12 +307,12 @@ def _memory(path: Path, top: Path | None) -> Iterator[Doc]:
         yield kind, entry_id, stamp if isinstance(stamp, str) else None, title, text
 
 
-def _stores(top: Path, voyager: Path | None) -> list[_Store]:
+def _stores(top: Path, voyager: Path | None, parse: ParseBrainMd) -> list[_Store]:
     stores = []
     if voyager is not None:
         md, state, log = voyager / "brain.md", voyager / "brain.json", voyager / "memory.jsonl"
         stores += [
-            _Store(BRAIN_MD, md, _fingerprint(md), lambda: _brain_md(md)),
+            _Store(BRAIN_MD, md, _fingerprint(md), lambda: _brain_md(md, parse)),
             _Store(BRAIN_JSON, state, _fingerprint(state), lambda: _brain_json(state)),
             _Store(
                 MEMORY_PROJECT,
@@ -486,10 +504,16 @@ def _search(con: sqlite3.Connection, terms: list[str], limit: int) -> list[Recal
 
 
 def recall(
-    top: Path, query: str, limit: int = 10, *, lock_timeout: float = storage.DEFAULT_LOCK_TIMEOUT
+    top: Path,
+    query: str,
+    limit: int = 10,
+    *,
+    parse_brain_md: ParseBrainMd,
+    lock_timeout: float = storage.DEFAULT_LOCK_TIMEOUT,
 ) -> list[RecallHit]:
     """The best matches for `query` in every store of the project at `top` (its
-    repository top; outside a project, the personal log alone), at most `limit`.
+    repository top; outside a project, the personal log alone), at most `limit`;
+    `parse_brain_md` reads brain.md's entries (`BrainManager.recall` gives it).
 
     Raises `InvalidEntryError` for an empty query or a limit outside 1..100; never
     because of the index, which is repaired or rebuilt as needed.
@@ -504,7 +528,7 @@ def recall(
     if not terms:
         return []
     voyager = top / ".voyager"
-    stores = _stores(top, voyager if voyager.is_dir() else None)
+    stores = _stores(top, voyager if voyager.is_dir() else None, parse_brain_md)
     path = index_path(top)
     for rebuild in (False, True):
         try:

@@ -42,9 +42,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..context.build import ContextDocument
+    from ..context.recall import RecallHit
     from ..memory.log import Folded
     from ..memory.view import MemoryView
-    from .recall import RecallHit
 
 Clock = Callable[[], datetime]
 
@@ -59,6 +59,11 @@ cache/
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _brain_md_entries(data: bytes, path: Path) -> Sequence[BrainEntry]:
+    """brain.md's entries, for recall (which sits below this package)."""
+    return brainfile.parse(data, path).entries
 
 
 def ensure_layout(voyager_dir: Path) -> list[Path]:
@@ -364,10 +369,16 @@ class BrainManager:
         """The best matches for `query` in every store at once: brain.md's entries and
         compaction summaries, brain.json's sections, both memory logs. Each hit has its
         source, kind, id or key, date and a one-line excerpt; BM25 ranks them, the newer
-        first on a tie. See `voyager_brain.session.recall` (the index in ``cache/``)."""
-        from .recall import recall
+        first on a tie. See `voyager_brain.context.recall` (the index in ``cache/``)."""
+        from ..context.recall import recall
 
-        return recall(self.top, query, limit, lock_timeout=self.config.lock_timeout_seconds)
+        return recall(
+            self.top,
+            query,
+            limit,
+            parse_brain_md=_brain_md_entries,
+            lock_timeout=self.config.lock_timeout_seconds,
+        )
 
     # -- the project state (brain.json) ---------------------------------------------
 
