@@ -76,23 +76,13 @@ def _plain_context() -> str | None:
     """`voyager-brain context` without options: the cached document, else a build that is
     cached for next time, without click. None when anything goes wrong: the CLI then runs
     the command again and reports it."""
-    from .context import cache as context_cache
-
-    cwd = os.getcwd()
-    text = context_cache.lookup(cwd, None)
-    if text is not None:
-        return text
     from .errors import BrainError
-    from .session.manager import BrainManager
+    from .session.cachedcontext import context_text
 
     try:
-        bm = BrainManager(cwd)
-        before = context_cache.fingerprint(bm.root, None)
-        doc = bm.context_document(explain=False)
+        return context_text(os.getcwd(), None)
     except BrainError:
         return None
-    context_cache.store(bm.root, None, before, doc.text, doc.valid_until, doc.paths_checked)
-    return doc.text
 
 
 if __name__ == "__main__":
