@@ -85,6 +85,20 @@ def run_cli(
     )
 
 
+def cli_ok(cwd: Path, *args: str, input: str | None = None) -> str:
+    """`voyager-brain ARGS` as a real process that must succeed: its standard output."""
+    done = run_cli(*args, cwd=cwd, input=input)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def commit_all(top: Path, message: str = "change") -> str:
+    """Commit everything in the work tree (an empty commit if nothing changed): its sha."""
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "--allow-empty", "-m", message)
+    return git(top, "rev-parse", "HEAD").strip()
+
+
 def trusted(top: Path) -> None:
     """Trust the project's config.toml as it is now (`voyager-brain trust`), for a test
     whose own file names a command (model_command, a pipeline runner)."""

@@ -13,17 +13,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git, run_cli
+from conftest import commit_all, git, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
 from voyager_brain import BrainEntry, BrainManager, conflicts
 from voyager_brain.memory.tool import brain_tool
-
-
-def commit_all(top: Path, message: str) -> None:
-    git(top, "add", "-A")
-    git(top, "commit", "-q", "-m", message)
 
 
 def merged_without_driver(repo: Path, change: object, *, diff3: bool = False) -> None:

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import commit_all
 
 from voyager_brain.repo import (
     brain_files_dirty,
@@ -47,11 +48,6 @@ def make_repo(path: Path, *, commit: bool = True) -> Path:
         git(path, "add", "README.md")
         git(path, "commit", "-q", "-m", "initial")
     return path
-
-
-def commit_all(top: Path, message: str = "change") -> None:
-    git(top, "add", "-A")
-    git(top, "commit", "-q", "-m", message)
 
 
 @pytest.fixture

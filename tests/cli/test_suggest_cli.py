@@ -11,15 +11,9 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cli, trusted
+from conftest import cli_ok, run_cli, trusted
 
 SESSION = "0c9e8d7f-6a5b-4c3d-8e2f-1a0b9c8d7e6f"
-
-
-def ok(cwd: Path, *args: str) -> str:
-    done = run_cli(*args, cwd=cwd)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def write_transcript(repo: Path) -> Path:
@@ -68,7 +62,7 @@ def history(home: Path) -> Iterator[sqlite3.Connection]:
 
 
 def rules(repo: Path) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = json.loads(ok(repo, "rules", "list", "--all", "--json"))
+    found: list[dict[str, Any]] = json.loads(cli_ok(repo, "rules", "list", "--all", "--json"))
     return found
 
 
@@ -83,10 +77,10 @@ PIP = """\
 
 def test_proposals_are_numbered_and_nothing_is_enforced(repo: Path) -> None:
     (repo / ".voyager").mkdir()
-    ok(repo, "brain", "action=add", "type=learning", "text=Never use npm here; use pnpm")
+    cli_ok(repo, "brain", "action=add", "type=learning", "text=Never use npm here; use pnpm")
     write_transcript(repo)
-    out = ok(repo, "rules", "suggest", "session.jsonl")
-    entry = json.loads(ok(repo, "brain", "action=list", "type=learning", "--json"))
+    out = cli_ok(repo, "rules", "suggest", "session.jsonl")
+    entry = json.loads(cli_ok(repo, "brain", "action=list", "type=learning", "--json"))
     entry_id = entry["entries"][0]["id"]
     assert out == PIP + (
         "2. Do not run `npm`; use `pnpm` instead\n"
@@ -99,12 +93,12 @@ def test_proposals_are_numbered_and_nothing_is_enforced(repo: Path) -> None:
     )
     assert rules(repo) == []
     # The same proposals every time: the numbers --accept refers to.
-    assert ok(repo, "rules", "suggest", "session.jsonl") == out
+    assert cli_ok(repo, "rules", "suggest", "session.jsonl") == out
 
 
 def test_accept_adds_the_rule_with_the_message_it_came_from(repo: Path, isolated_env: Path) -> None:
     write_transcript(repo)
-    out = ok(repo, "rules", "suggest", "session.jsonl", "--accept", "1")
+    out = cli_ok(repo, "rules", "suggest", "session.jsonl", "--accept", "1")
     [rule] = rules(repo)
     assert out == f"proposal 1 added as rule 1 (from message {rule['source_message_id']}): " + (
         "Do not run `pip install`; use `uv add` instead\n"
@@ -120,19 +114,19 @@ def test_accept_adds_the_rule_with_the_message_it_came_from(repo: Path, isolated
     # The rule is enforced now: a warning for pip install, nothing for uv add.
     for command, decision in (("pip install x", "warn"), ("uv add x", "allow")):
         call = json.dumps({"command": command})
-        tested = ok(repo, "rules", "test", "--tool", "Bash", "--input", call)
+        tested = cli_ok(repo, "rules", "test", "--tool", "Bash", "--input", call)
         assert tested.startswith(f"decision: {decision}\n")
-    assert "no rules to suggest" in ok(repo, "rules", "suggest", "session.jsonl")
+    assert "no rules to suggest" in cli_ok(repo, "rules", "suggest", "session.jsonl")
 
 
 def test_accept_after_an_import_points_at_the_imported_message(
     repo: Path, isolated_env: Path
 ) -> None:
     write_transcript(repo)
-    ok(repo, "history", "import", "session.jsonl")
+    cli_ok(repo, "history", "import", "session.jsonl")
     with history(isolated_env) as db:
         [(message,)] = db.execute("SELECT id FROM messages WHERE external_id = 'u3'").fetchall()
-    data = json.loads(ok(repo, "rules", "suggest", "session.jsonl", "--accept", "1", "--json"))
+    data = json.loads(cli_ok(repo, "rules", "suggest", "session.jsonl", "--accept", "1", "--json"))
     [accepted] = data["accepted"]
     assert accepted["number"] == 1 and accepted["source_message_id"] == message
     assert data["suggestions"][0]["key"] == r"regex:\bpip\s+install\b"
@@ -144,7 +138,7 @@ def test_accept_after_an_import_points_at_the_imported_message(
 
 def test_json_lists_every_proposal_with_its_source(repo: Path) -> None:
     write_transcript(repo)
-    data = json.loads(ok(repo, "rules", "suggest", "session.jsonl", "--json"))
+    data = json.loads(cli_ok(repo, "rules", "suggest", "session.jsonl", "--json"))
     assert data == {
         "suggestions": [
             {
@@ -167,8 +161,8 @@ def test_json_lists_every_proposal_with_its_source(repo: Path) -> None:
 
 def test_an_existing_rule_is_not_proposed_again(repo: Path) -> None:
     write_transcript(repo)
-    ok(repo, "rules", "add", "--pattern", r"\bpip\s+install\b", "--description", "No pip")
-    assert ok(repo, "rules", "suggest", "session.jsonl") == "no rules to suggest\n"
+    cli_ok(repo, "rules", "add", "--pattern", r"\bpip\s+install\b", "--description", "No pip")
+    assert cli_ok(repo, "rules", "suggest", "session.jsonl") == "no rules to suggest\n"
 
 
 def test_a_number_that_is_no_proposal_is_one_line_and_adds_nothing(repo: Path) -> None:
@@ -188,11 +182,11 @@ def test_a_missing_transcript_is_one_line_and_exit_2(repo: Path) -> None:
 
 def test_project_names_the_memory_logs_to_read(repo: Path, tmp_path: Path) -> None:
     (repo / ".voyager").mkdir()
-    ok(repo, "brain", "action=add", "type=learning", "text=Never use yarn in this repo")
+    cli_ok(repo, "brain", "action=add", "type=learning", "text=Never use yarn in this repo")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    assert ok(elsewhere, "rules", "suggest") == "no rules to suggest\n"
-    out = ok(elsewhere, "rules", "suggest", "--project", str(repo))
+    assert cli_ok(elsewhere, "rules", "suggest") == "no rules to suggest\n"
+    out = cli_ok(elsewhere, "rules", "suggest", "--project", str(repo))
     assert out.startswith("1. Do not run `yarn`\n   warn  Bash  /\\byarn\\b/\n")
 
 
@@ -216,7 +210,7 @@ def test_the_model_command_of_the_project_proposes(repo: Path, tmp_path: Path) -
     script = model_script(tmp_path, json.dumps([proposal]))
     (repo / ".voyager" / "config.toml").write_text(f'model_command = "{sys.executable} {script}"\n')
     trusted(repo)
-    data = json.loads(ok(repo, "rules", "suggest", "session.jsonl", "--json", "--accept", "1"))
+    data = json.loads(cli_ok(repo, "rules", "suggest", "session.jsonl", "--json", "--accept", "1"))
     [suggested] = data["suggestions"]
     assert suggested["pattern"] == r"\bpip3?\s+install\b" and suggested["source_id"] == "u3"
     [rule] = rules(repo)

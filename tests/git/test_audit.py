@@ -9,21 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_cli
+from conftest import cli_ok, commit_all, git, run_cli
 
 from voyager_brain.git.audit import compare_versions
-
-
-def cli_ok(top: Path, *args: str, input: str | None = None) -> str:
-    done = run_cli(*args, cwd=top, input=input)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def commit_all(top: Path, message: str) -> str:
-    git(top, "add", "-A")
-    git(top, "commit", "-q", "--allow-empty", "-m", message)
-    return git(top, "rev-parse", "HEAD").strip()
 
 
 def save(top: Path, update: dict[str, object]) -> None:

@@ -8,15 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git, run_cli
+from conftest import cli_ok, git, run_cli
 
 BRAIN_FILES = [".voyager/brain.json", ".voyager/brain.md", ".voyager/memory.jsonl"]
-
-
-def cli_ok(top: Path, *args: str) -> str:
-    done = run_cli(*args, cwd=top)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def session(top: Path, session_id: str = "s1", *events: str) -> list[str]:

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_cli
-from test_audit import PG, cat_file_children, cli_ok, commit_all, project, save
+from conftest import cli_ok, commit_all, git, run_cli
+from test_audit import PG, cat_file_children, project, save
 
 from voyager_brain.git.blame import blame
 

@@ -7,23 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import git, run_cli
+from conftest import cli_ok, commit_all
 
 from voyager_brain.git.blame import blame
 
 DISTINCTIVE = "Webhook retries double-charge when the idempotency key expires"
-
-
-def cli_ok(top: Path, *args: str) -> str:
-    done = run_cli(*args, cwd=top)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def commit_all(top: Path, message: str) -> str:
-    git(top, "add", "-A")
-    git(top, "commit", "-q", "--allow-empty", "-m", message)
-    return git(top, "rev-parse", "HEAD").strip()
 
 
 def blame_json(top: Path, *args: str) -> dict[str, Any]:

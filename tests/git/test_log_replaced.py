@@ -7,21 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import git, run_cli
+from conftest import cli_ok, commit_all
 
 from voyager_brain.git.audit import compare_versions
-
-
-def cli_ok(top: Path, *args: str) -> str:
-    done = run_cli(*args, cwd=top)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def commit_all(top: Path, message: str) -> str:
-    git(top, "add", "-A")
-    git(top, "commit", "-q", "-m", message)
-    return git(top, "rev-parse", "HEAD").strip()
 
 
 def brain(top: Path, *params: str) -> dict[str, Any]:
