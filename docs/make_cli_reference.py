@@ -24,8 +24,11 @@ line on stderr); `doctor` exits 1 when problems remain.
 def _walk(command: click.Command, path: list[str]) -> list[tuple[list[str], click.Command]]:
     found = [(path, command)]
     if isinstance(command, click.Group):
-        for name in sorted(command.commands):
-            found += _walk(command.commands[name], [*path, name])
+        ctx = click.Context(command)
+        for name in sorted(command.list_commands(ctx)):
+            sub = command.get_command(ctx, name)  # the top group imports its module here
+            assert sub is not None, name
+            found += _walk(sub, [*path, name])
     return found
 
 

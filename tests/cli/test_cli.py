@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -13,10 +14,18 @@ from conftest import ROOT, docs_generator, git, run_cli
 from voyager_brain.cli import cli as cli_group
 
 
+def subcommand(group: click.Group, name: str) -> click.Command:
+    """What `voyager-brain ... NAME` runs: the group imports its module when asked."""
+    command = group.get_command(click.Context(group), name)
+    assert command is not None, name
+    return command
+
+
 def commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = []
-    for name, command in group.commands.items():
+    for name in group.list_commands(click.Context(group)):
         found.append((*prefix, name))
+        command = subcommand(group, name)
         if isinstance(command, click.Group):
             found += commands(command, (*prefix, name))
     return found
@@ -27,7 +36,7 @@ def test_every_command_has_help(path: tuple[str, ...], tmp_path: Path) -> None:
     command: click.Command = cli_group
     for name in path:
         assert isinstance(command, click.Group)
-        command = command.commands[name]
+        command = subcommand(command, name)
     assert command.help and len(command.help.strip()) > 20
     result = run_cli(*path, "--help", cwd=tmp_path)
     assert result.returncode == 0
@@ -402,3 +411,46 @@ def test_doctor_moves_a_corrupt_brain_json_aside(repo: Path) -> None:
     assert run_cli("doctor", "--repair", cwd=repo).returncode == 0
     assert len(list(path.parent.glob("brain.json.*.corrupt"))) == 1
     assert json.loads(path.read_text())["sessionCount"] == 0
+
+
+def test_every_command_is_found_in_the_modules_named_for_it() -> None:
+    """`common.COMMANDS` is the table the group loads commands by: every module of the
+    command line is in it, and each command comes from one of the modules named for it."""
+    import importlib
+
+    from voyager_brain.cli.common import COMMANDS
+
+    modules = {p.stem for p in (ROOT / "voyager_brain" / "cli").glob("*.py")}
+    assert modules - {"__init__", "common"} == {m for ms in COMMANDS.values() for m in ms}
+    for module in modules - {"__init__"}:
+        importlib.import_module(f"voyager_brain.cli.{module}")
+    assert set(cli_group.commands) == set(COMMANDS)
+    for name, command in cli_group.commands.items():
+        assert command.callback is not None
+        assert command.callback.__module__.rsplit(".", 1)[1] in COMMANDS[name], name
+
+
+def test_a_command_imports_only_its_own_module(repo: Path) -> None:
+    """`voyager-brain add` loads neither the pipeline engine nor the history importer: a
+    command's module is imported when that command runs."""
+    assert run_cli("init", cwd=repo).returncode == 0
+    probe = (
+        "import sys\n"
+        "from voyager_brain.cli import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('voyager_brain.cli.',"
+        " 'voyager_brain.pipeline', 'voyager_brain.guard')))\n"
+        "print(' '.join(loaded), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "add", "observation", "lazy"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "added" in done.stdout.lower(), done.stdout + done.stderr
+    assert done.stderr.split() == ["voyager_brain.cli.common", "voyager_brain.cli.session"]

@@ -8,33 +8,14 @@ for the command: `session` (init, status, add, compact), `state` (save, show, im
 merge-driver), `integrations` (hook, install claude), `rules` and `history` (guard rules
 and the session history), `pipeline` (the multi-agent pipeline), `ui` (the dashboard),
 `trust` (the
-project config's command settings), `doctor`, `demo`.
+project config's command settings), `doctor`, `demo`. A module is imported only when
+one of its commands runs (`common.COMMANDS`).
 """
 
 from __future__ import annotations
 
 from typing import NoReturn
 
-# Importing a module registers its commands on the group.
-from . import (  # noqa: F401
-    context,
-    demo,
-    doctor,
-    export,
-    git,
-    history,
-    integrations,
-    mcp,
-    memory,
-    pipeline,
-    recall,
-    rules,
-    session,
-    state,
-    suggest,
-    trust,
-    ui,
-)
 from .common import cli
 
 __all__ = ["cli", "main"]

@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from .. import __version__, repo
 from ..errors import BrainError, NotInRepositoryError
-from ..session.manager import BrainManager
+
+if TYPE_CHECKING:
+    from ..session.manager import BrainManager
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,7 +27,24 @@ class UserError(click.ClickException):
 
 
 class BrainGroup(click.Group):
-    """Turns library errors into one line and exit code 2."""
+    """Turns library errors into one line and exit code 2, and imports a command's
+    module only when that command is run: `voyager-brain add` does not load the pipeline
+    engine, the history importer or the merge code (`lazy`: each command's name and the
+    modules of this package that define it and its subcommands)."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, ...]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.lazy) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        import importlib
+
+        for module in self.lazy.get(cmd_name, ()):
+            importlib.import_module(f"{__package__}.{module}")
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -45,7 +64,32 @@ def print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
 
 
-@click.group(cls=BrainGroup, context_settings={"help_option_names": ["-h", "--help"]})
+#: Each command and the modules that define it: `install git` lives with the git
+#: commands and `rules suggest` in its own module.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("init", "status", "add", "compact"), ("session",)),
+    **dict.fromkeys(("save", "show", "import"), ("state",)),
+    "context": ("context",),
+    **dict.fromkeys(("brain", "memory"), ("memory",)),
+    "recall": ("recall",),
+    **dict.fromkeys(("diff", "log", "blame", "commit", "merge-driver"), ("git",)),
+    "hook": ("integrations",),
+    "install": ("integrations", "git"),
+    "mcp": ("mcp",),
+    "rules": ("rules", "suggest"),
+    "history": ("history",),
+    "pipeline": ("pipeline",),
+    **dict.fromkeys(("doctor", "check"), ("doctor",)),
+    "export": ("export",),
+    "demo": ("demo",),
+    "trust": ("trust",),
+    "ui": ("ui",),
+}
+
+
+@click.group(
+    cls=BrainGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(__version__, "--version", prog_name="voyager-brain")
 @click.option(
     "-C",
@@ -115,6 +159,8 @@ def repository_top(ctx: click.Context) -> Path:
 
 def manager_for(ctx: click.Context) -> BrainManager:
     """The BrainManager of the repository we are in; exit 2 outside one."""
+    from ..session.manager import BrainManager
+
     repository_top(ctx)
     return BrainManager(start_folder(ctx))
 
