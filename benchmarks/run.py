@@ -112,6 +112,7 @@ if str(ROOT) not in sys.path:
 import voyager_brain  # noqa: E402
 from benchmarks.content import make_entries, make_repo, write_brain  # noqa: E402
 from benchmarks.continuity import bench_continuity  # noqa: E402
+from benchmarks.environment import environment  # noqa: E402
 from benchmarks.guard import bench_guard  # noqa: E402
 from benchmarks.history import bench_log  # noqa: E402
 from benchmarks.hook import bench_hook  # noqa: E402
@@ -271,21 +272,12 @@ def render_results(
 
 def run(plan: Plan, only: Sequence[str] = ()) -> Results:
     results = Results()
-    saved = {name: os.environ.get(name) for name in ("VOYAGER_HOME", "VOYAGER_MEMORY_PATH")}
     with tempfile.TemporaryDirectory(prefix="voyager-brain-bench-") as tmp:
         parent = Path(tmp)
         # The personal memory log (and its caches) in the temporary folder, for this
         # process and every child: the user's own ~/.voyager is never read or written.
-        os.environ["VOYAGER_HOME"] = str(parent / "voyager-home")
-        os.environ.pop("VOYAGER_MEMORY_PATH", None)
-        try:
+        with environment(VOYAGER_HOME=str(parent / "voyager-home"), VOYAGER_MEMORY_PATH=None):
             _run_all(results, plan, parent, only)
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
     return results
 
 
