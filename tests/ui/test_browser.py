@@ -209,9 +209,20 @@ class Browser:
         self.on: Any = None
 
     def open(self, served: Any, path: str = "/") -> None:
+        """Load `path`, and wait until the browser shows it. Through the link with the
+        token, the server answers with a redirect to the same page without it; under
+        load, chromedriver's `get` could return while that second load was still under
+        way, and a test then read an empty document (found by the suite on two workers)."""
         url = served.base + path if self.on is served else served.with_token(path)
         self.driver.get(url)
         self.on = served
+        shown = urlparse(served.base + path)
+        WebDriverWait(self.driver, WAIT).until(
+            lambda d: (
+                urlparse(d.current_url)[2:5] == shown[2:5]
+                and d.execute_script("return document.readyState") == "complete"
+            )
+        )
 
     def find(self, css: str) -> WebElement:
         return self.driver.find_element(By.CSS_SELECTOR, css)
@@ -266,6 +277,9 @@ class Browser:
 
 @pytest.fixture
 def browser(driver: WebDriver) -> Browser:
+    """The module's Chromium on a blank page: nothing a test before left loading (a form
+    sent, a page that refreshes itself) reaches this one."""
+    driver.get("about:blank")
     return Browser(driver)
 
 
