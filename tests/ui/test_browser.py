@@ -197,6 +197,14 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
         chrome.quit()
 
 
+def _page(url: str) -> tuple[str, list[tuple[str, str]]]:
+    """Which page an address shows: its path and query, the token aside (a JSON twin
+    keeps it in its address; a page is redirected to drop it)."""
+    parts = urlparse(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    return parts.path, [(k, v) for k, v in query if k != "token"]
+
+
 class Browser:
     """The module's Chromium, and which dashboard its cookie belongs to.
 
@@ -216,10 +224,10 @@ class Browser:
         url = served.base + path if self.on is served else served.with_token(path)
         self.driver.get(url)
         self.on = served
-        shown = urlparse(served.base + path)
+        wanted = _page(served.base + path)
         WebDriverWait(self.driver, WAIT).until(
             lambda d: (
-                urlparse(d.current_url)[2:5] == shown[2:5]
+                _page(d.current_url) == wanted
                 and d.execute_script("return document.readyState") == "complete"
             )
         )
