@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import TickingClock, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
+from voyager_brain import BrainEntry, BrainManager
 from voyager_brain.context.exports import (
     BEGIN,
     END,
@@ -111,10 +112,14 @@ def test_every_target_and_the_cursor_rule_front_matter(repo: Path) -> None:
     assert sorted(p.name for p in repo.iterdir() if p.name.endswith((".lock", ".tmp"))) == []
 
 
-def test_budget_bounds_the_block(repo: Path) -> None:
+def test_budget_bounds_the_block(repo: Path, clock: TickingClock) -> None:
     assert run_cli("init", cwd=repo).returncode == 0
+    bm = BrainManager(repo, clock=clock)  # the entries as 60 `add`s would leave them
     for n in range(60):
-        run_cli("add", "decision", f"Decision number {n} about the storage layer", cwd=repo)
+        bm.update(
+            BrainEntry(type="decision", content=f"Decision number {n} about the storage layer")
+        )
+        bm.persist()
     assert run_cli("export", "gemini-md", "--budget", "300", cwd=repo).returncode == 0
     text = (repo / "GEMINI.md").read_text()
     assert len(text) < 300 * 4 + 400  # the budget's characters, plus the markers and a line
