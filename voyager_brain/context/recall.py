@@ -50,27 +50,15 @@ from ..value import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Protocol
+    from typing import Any
+
+    from .candidates import SessionEntry
 
     Doc = tuple[str, str, str | None, str, str]  # kind, key, date, title, text
 
-    class BrainMdEntry(Protocol):
-        """A section of brain.md as recall reads it (a `BrainEntry`)."""
-
-        @property
-        def type(self) -> str: ...
-        @property
-        def label(self) -> str: ...
-        @property
-        def timestamp(self) -> datetime | None: ...
-        @property
-        def source(self) -> str | None: ...
-        @property
-        def content(self) -> str: ...
-
     #: brain.md's bytes (and its path, for errors) to its entries; raises `BrainError`
     #: when the file cannot be read as brain.md.
-    ParseBrainMd = Callable[[bytes, Path], Sequence[BrainMdEntry]]
+    ParseBrainMd = Callable[[bytes, Path], Sequence[SessionEntry]]
 
 BRAIN_MD, BRAIN_JSON = "brain.md", "brain.json"
 MEMORY_PROJECT, MEMORY_PERSONAL = "memory (project)", "memory (personal)"
