@@ -47,12 +47,16 @@ def main() -> None:
 def _hook(agent: str, event: str) -> NoReturn:
     """Every agent's hook, without click. Exits at once when done: closing the last
     connection to history.db would checkpoint its write-ahead log into the file and
-    fsync it, at every tool call (the log stays; SQLite checkpoints it every thousand
-    pages, and any reader sees it), and a session start leaves the fold caches it built
-    to a child (`_done_then_save`)."""
+    fsync it, at every tool call (the log stays, and any reader sees it; the hook
+    truncates it once it passes a megabyte: `guard.db.bound_wal`), and a session start
+    leaves the fold caches it built to a child (`_done_then_save`)."""
     from .integrations.hooks import run
 
     code = run(agent, event)
+    sys.stdout.flush()
+    history = sys.modules.get("voyager_brain.guard.db")
+    if history is not None:
+        history.bound_wal()
     cache = sys.modules.get("voyager_brain.memory.cache")
     if cache is not None:
         _done_then_save(cache, code)

@@ -336,6 +336,7 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         return
     try:
         yield from _queued_writes(path, repair)
+        yield from _write_ahead_log(db, path, repair)
         rules = db.execute("SELECT COUNT(*) FROM rules WHERE active = 1").fetchone()[0]
         calls = db.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0]
         yield Finding("ok", f"{path}: {rules} active guard rules, {calls} tool calls recorded")
@@ -348,6 +349,28 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         yield from _timed_rules(db, top)
     finally:
         db.close()
+
+
+def _write_ahead_log(db: Any, path: str, repair: bool) -> Iterator[Finding]:
+    """history.db's write-ahead log, which the hooks keep under `WAL_LIMIT`: one far
+    over it was left by something else (an older voyager-brain, a tool holding the
+    database open), and makes every hook read it all."""
+    from ..guard.db import WAL_LIMIT
+
+    try:
+        size = os.stat(path + "-wal").st_size
+    except OSError:
+        return
+    if size <= 2 * WAL_LIMIT:
+        return
+    what = f"{path}-wal is {size / 2**20:.1f} MB (the hooks keep it under {WAL_LIMIT >> 20} MB)"
+    if repair and db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0:
+        yield Finding("warning", f"{what}: checkpointed into history.db", repaired=True)
+    elif repair:
+        yield Finding("warning", f"{what}; history.db is in use", "run doctor --repair again")
+    else:
+        hint = "`voyager-brain doctor --repair` checkpoints it into history.db"
+        yield Finding("warning", f"{what}; every hook reads it whole", hint)
 
 
 def _queued_writes(path: str, repair: bool) -> Iterator[Finding]:

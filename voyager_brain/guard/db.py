@@ -270,6 +270,33 @@ def connect(path: str | None = None, *, timeout: float = BUSY_TIMEOUT) -> sqlite
     return db
 
 
+#: The write-ahead log's size past which a hook checkpoints it into history.db and
+#: truncates it (`bound_wal`).
+WAL_LIMIT = 1 << 20
+
+
+def bound_wal(limit: int = WAL_LIMIT) -> None:
+    """Checkpoint and truncate the write-ahead log of each history.db this thread has
+    open, once it is over `limit` bytes.
+
+    A hook leaves with `os._exit`, never closing history.db: closing the last connection
+    would checkpoint at every tool call. But left alone the log is never reset, since
+    every hook is a new process and the first connection to the file: it grew by about
+    27 KB a tool call, and each process read all of it to rebuild its index, so the
+    10,000th call cost more than the 10th. This costs one stat a call and, about every
+    40 calls, a checkpoint of a megabyte. A reader or writer in the way (another hook,
+    the dashboard) makes it wait at most 0.2 s; then the next call tries again."""
+    me = _thread.get_ident()
+    for (thread, path), db in list(_connections.items()):
+        try:
+            if thread != me or os.stat(path + "-wal").st_size <= limit:
+                continue
+            db.execute("PRAGMA busy_timeout = 200")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except (OSError, sqlite3.Error):
+            continue
+
+
 def close_all() -> None:
     """Close this thread's connections (tests, and commands that switch VOYAGER_HOME)."""
     me = _thread.get_ident()
