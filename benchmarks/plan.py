@@ -30,6 +30,7 @@ LOG_TARGET_RATIO = 3.0  # `voyager-brain log` vs `git log -p -- .voyager`, same 
 REDACT_TRANSCRIPT_TARGET_MS = 500.0  # redact() of a 1 MB transcript, in process
 REDACT_OBSERVATION_TARGET_MS = 1.0  # redact() of a 200-byte observation, in process
 GUARD_HOOK_TARGET = 2.0  # pre-tool-use hook, 100 rules, 100k calls, vs `python -c pass`
+LONG_USE_WAL_TARGET_MB = 1.25  # history.db-wal at its largest while hooks run (1 MB + a call)
 UI_PAGE_TARGET_MS = 200.0  # a dashboard page or its JSON twin, in process, warm
 HOOK_PAYLOAD = {
     "session_id": "bench",
@@ -79,6 +80,10 @@ class Plan:
     ui_tool_calls: int = 100_000
     ui_runs: int = 9
     ui_cold_runs: int = 5
+    # Long use (benchmarks/longuse.py): hook calls on one history.db, and how many of
+    # them show the write-ahead log's growth without the bound.
+    longuse_calls: int = 10_000
+    longuse_unbounded_calls: int = 2_000
     smoke: bool = False
 
     def load_runs(self, size: int) -> int:
@@ -163,6 +168,8 @@ SMOKE = Plan(
     ui_tool_calls=2_000,
     ui_runs=1,
     ui_cold_runs=1,
+    longuse_calls=60,
+    longuse_unbounded_calls=40,
     smoke=True,
 )
 

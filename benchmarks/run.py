@@ -88,6 +88,12 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
   floor: the framework, the token check, the transport). Target: <= 200 ms each. Also
   the first page of a new app in a new process with no caches (reported).
 
+* **long use**: a history.db of 100 rules and 100,000 tool calls takes 10,000 Claude Code
+  hook calls (pre- and post-tool-use in turn, ``benchmarks/longuse.py``): the pre-tool-use
+  hook at the 10th call and after the last beside ``python -c pass`` (target: the guard's,
+  and the last within 1.1x of the first), and the write-ahead log's largest size (target:
+  <= 1.25 MB) beside the size it reached without the hooks' bound.
+
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
 """
@@ -116,6 +122,7 @@ from benchmarks.environment import environment  # noqa: E402
 from benchmarks.guard import bench_guard  # noqa: E402
 from benchmarks.history import bench_log  # noqa: E402
 from benchmarks.hook import bench_hook  # noqa: E402
+from benchmarks.longuse import bench_longuse  # noqa: E402
 from benchmarks.mcp_server import bench_mcp  # noqa: E402
 from benchmarks.memory import bench_memory  # noqa: E402
 from benchmarks.merge import bench_merge  # noqa: E402
@@ -150,6 +157,7 @@ TITLES = {
     "recall": "Recall: quality and speed of `BrainManager.recall` (issue 17)",
     "redaction": "Redaction of secrets (issue 18)",
     "ui": "Dashboard (`voyager-brain ui`)",
+    "long use": "Long use: history.db after thousands of hook calls",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
@@ -199,6 +207,11 @@ FLOORS = {
     "opens the printed link (`/?token=...`, a redirect that sets the cookie, then the "
     "page), `.voyager/cache` and `$VOYAGER_HOME/cache` removed first; its floor the same "
     "for `/static/style.css`",
+    "long use": "floor: `python -c pass` in the same environment, taking turns with the hook "
+    "process (the console script); the calls between the two timings are made by forked "
+    "children running the hook as the console script does, each the database's first "
+    "connection. The log's row has no floor: its size column says how large the same "
+    "database's log grew over fewer calls with the hooks' bound skipped",
 }
 
 
@@ -310,6 +323,7 @@ FAMILIES: dict[str, Callable[[Results, Plan, Path, Path], None]] = {
     "continuity": lambda results, plan, parent, _: bench_continuity(results, plan, parent),
     "redaction": bench_redaction,
     "ui": bench_ui,
+    "longuse": bench_longuse,
 }
 
 
