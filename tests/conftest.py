@@ -70,6 +70,18 @@ def repo(tmp_path: Path) -> Path:
     return top
 
 
+#: The prefix of a command its test stops with SIGINT (Ctrl-C). A process started in the
+#: background by a non-interactive shell (`cmd &`, a CI runner) inherits SIGINT ignored,
+#: and a Python that starts so never raises KeyboardInterrupt; this puts the default
+#: back before it execs the command.
+INTERRUPTIBLE = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL);"
+    " os.execvp(sys.argv[1], sys.argv[1:])",
+)
+
+
 def run_cli(
     *args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

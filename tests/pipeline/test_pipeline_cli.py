@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from agents import FakeAgent
-from conftest import run_cli, trusted
+from conftest import INTERRUPTIBLE, run_cli, trusted
 
 from voyager_brain.pipeline import state as ps
 from voyager_brain.pipeline.events import read_events
@@ -46,10 +46,11 @@ def wait_for(check: Callable[[], object], timeout: float = 30.0) -> object:
 
 
 def start(repo: Path, *args: str, capture: bool = False) -> subprocess.Popen[str]:
-    """`voyager-brain ARGS` started in the background (its output read only if `capture`)."""
+    """`voyager-brain ARGS` started in the background (its output read only if `capture`),
+    Ctrl-C reaching it whatever the test run inherited."""
     where = subprocess.PIPE if capture else subprocess.DEVNULL
     return subprocess.Popen(
-        [sys.executable, "-m", "voyager_brain", *args],
+        [*INTERRUPTIBLE, sys.executable, "-m", "voyager_brain", *args],
         cwd=repo,
         stdout=where,
         stderr=where,

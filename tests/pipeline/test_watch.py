@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import watchfiles
+from conftest import INTERRUPTIBLE
 
 from voyager_brain.errors import BrainError
 from voyager_brain.pipeline.watch import NoBlackboardError, watch_backlog
@@ -282,7 +283,10 @@ def test_ctrl_c_raises_keyboard_interrupt(tmp_path: Path) -> None:
         "    print('interrupted', flush=True)\n"
     )
     process = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*INTERRUPTIBLE, sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stdout is not None
