@@ -274,6 +274,23 @@ def test_a_rule_decides_as_pythons_engine_would(pattern: str, text: str) -> None
     assert compiler.search(matcher, [text]) is expected
 
 
+@pytest.mark.parametrize(
+    "category",
+    [r"\w", r"\W", r"\d", r"\D", r"\s", r"\S", r"[a\W]", r"[^a\w]", r"[^\W]", r"[\W\d]"],
+)
+@pytest.mark.parametrize("form", ["(?a:{})", "(((?a:{})))", "(?a:x|{})", "(?a){}"])
+def test_a_scoped_ascii_flag_means_what_it_means_to_python(form: str, category: str) -> None:
+    """Found by the property above: Python 3.11 reads \\W, \\D, \\S and the
+    categories of a negated class as Unicode inside (?a:...), unless the whole pattern is
+    ASCII: (?a:\\W) does not match "é", (?a)\\W does."""
+    pattern = form.format(category)
+    compiler = patterns.Compiler()
+    matcher = compiler.compile(pattern)
+    assert matcher is not None, compiler.errors
+    for text in ("é", "٣", "\xa0", "a", "K", "\u212a", "1", " ", "_", "\x1c", ""):
+        assert compiler.search(matcher, [text]) is (re.search(pattern, text) is not None), text
+
+
 # -- a cloned repository, the command line and doctor ------------------------------------
 
 RULES_TOML = """\

@@ -69,12 +69,12 @@ class Translation(Record):
 def translate(tree: Any) -> Translation:
     """The RE2 pattern of `tree` (what `re._parser.parse` gives for a str pattern).
     Raises `Untranslatable`."""
-    writer = _Writer()
+    writer = _Writer(tree.state.flags)
     text = writer.sequence(list(tree), tree.state.flags, tail=True)
     if not writer.boundary:
         return Translation(text)
     # An assertion taken away only lets more texts match: a superset, for a prefilter.
-    loose = _Writer(loose=True)
+    loose = _Writer(tree.state.flags, loose=True)
     return Translation(text, loose.sequence(list(tree), tree.state.flags, tail=True))
 
 
@@ -87,9 +87,10 @@ def _char(code: int) -> str:
 
 
 class _Writer:
-    def __init__(self, *, loose: bool = False) -> None:
+    def __init__(self, flags: int, *, loose: bool = False) -> None:
         self.boundary = False
         self.loose = loose
+        self.scoped_ascii = ~flags & re.ASCII  # ASCII that only a (?a:...) group turns on
 
     def sequence(self, items: list[Any], flags: int, *, tail: bool) -> str:
         last = len(items) - 1
@@ -173,6 +174,12 @@ class _Writer:
                 (negated if name.startswith("NOT_") else plain).append(body)
             else:  # pragma: no cover - bytes patterns only
                 raise Untranslatable(str(op).lower())
+        categories = any(op is c.CATEGORY for op, _ in items)
+        if flags & self.scoped_ascii and (negated or (negate and categories)):
+            # Python 3.11 reads \W, \D, \S, and the categories of a negated class, as
+            # Unicode inside (?a:...) unless the whole pattern is ASCII: (?a:\W) does
+            # not match "é", (?a)\W does. Its own engine decides such a rule.
+            raise Untranslatable("a negated category inside a scoped (?a:...)")
         if not negated:
             if not plain:
                 return "[^\\x{0}-\\x{10ffff}]" if not negate else "(?s:.)"
