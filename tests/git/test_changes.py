@@ -22,6 +22,7 @@ from voyager_brain.git.changes import (
     file_changes,
     kind_of,
     memory_changes,
+    memory_changes_after,
     read_entries,
     render_markdown,
     render_text,
@@ -415,3 +416,35 @@ def test_kind_of_goes_by_the_file_name() -> None:
     assert [kind_of(p) for p in BRAIN_FILES] == ["brain.json", "brain.md", "memory.jsonl"]
     assert kind_of("old/place/brain.md") == "brain.md"
     assert kind_of(".voyager/config.toml") is None
+
+
+@st.composite
+def any_logs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A log and lines appended to it, of any order the format allows: new entries,
+    changed and unchanged rewrites, tombstones of live, dead and unknown ids, and
+    entries brought back after their tombstone."""
+    ids = [f"{n:08x}" for n in range(6)]
+
+    def lines(count: int, base: int) -> list[dict[str, Any]]:
+        made: list[dict[str, Any]] = []
+        for n in range(count):
+            target = draw(st.sampled_from(ids))
+            if draw(st.integers(0, 3)) == 0:
+                made.append(tombstone(f"{base + n:08x}", target))
+            else:
+                text = draw(st.sampled_from(["same", "other", "third"]))
+                made.append(learning(target, text))
+        return made
+
+    return lines(draw(st.integers(0, 12)), 1000), lines(draw(st.integers(0, 12)), 2000)
+
+
+@given(any_logs())
+def test_folding_on_from_the_parent_gives_what_folding_both_versions_gives(
+    history: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    old, appended = history
+    before = memory_log.fold(old)
+    entries, dead = dict(before.entries), dict(before.dead)
+    assert memory_changes_after(before, appended) == memory_changes(old, old + appended)
+    assert (before.entries, before.dead) == (entries, dead)  # the parent's fold is kept

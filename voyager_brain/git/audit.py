@@ -36,6 +36,7 @@ from .changes import (
     file_changes,
     kind_of,
     memory_changes,
+    memory_changes_after,
     read_memory,
     read_state,
 )
@@ -521,9 +522,9 @@ class _History:
             changes = appended_memory_changes(added[0])
             if changes.updated or changes.tombstoned:
                 # The lines alone do not tell what an update or a tombstone replaced: fold
-                # the version before them (the parent's) with and without them.
-                earlier = read_memory(self.blob(patch.old_blob))
-                changes = memory_changes(earlier, [*earlier, *added[0]])
+                # the version before them (the parent's), then on with them.
+                earlier = memory_log.fold(read_memory(self.blob(patch.old_blob)))
+                changes = memory_changes_after(earlier, added[0])
             return BrainChanges(memory=changes)
         # What the patch alone cannot tell: compare the two versions.
         return file_changes(
