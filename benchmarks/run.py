@@ -48,7 +48,7 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
   can skip. Target: <= 1 s each. The same merges in process are shown beside parsing.
 * **history**: ``voyager-brain log`` (every commit with its summary) over 2,000 commits of
   brain changes, beside ``git log -p -- .voyager`` over the same history, process against
-  process: <= 3x.
+  process: <= 1.5x.
 * **guard** (seed 003): ``voyager-brain hook claude pre-tool-use`` run as agents run it
   (the console script), with 100 active regex rules and a history.db of 100,000 tool
   calls, for a call no rule matches, beside ``python -c pass``: <= 2x. Also the ``rules
