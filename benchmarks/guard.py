@@ -117,6 +117,21 @@ def make_history(db: sqlite3.Connection, calls: int, seed: int) -> None:
     db.execute("COMMIT")
 
 
+def make_guard_database(path: Path, plan: Plan) -> None:
+    """history.db at `path` with `plan.guard_rules` rules and `plan.guard_calls` calls."""
+    from voyager_brain.guard import db as gdb
+
+    print(
+        f"building history.db: {plan.guard_rules} rules, {plan.guard_calls:,} tool calls ...",
+        flush=True,
+    )
+    db = gdb.open_database(str(path))
+    make_rules(db, plan.guard_rules, SEED + 10)
+    make_history(db, plan.guard_calls, SEED + 11)
+    db.close()
+    gdb.close_all()
+
+
 def make_transcript(path: Path, megabytes: float, seed: int) -> int:
     """A Claude Code transcript of about `megabytes`: prompts, assistant text with tool
     uses, and tool results of a few kilobytes. Returns its line count."""
@@ -260,15 +275,7 @@ def bench_guard(results: Results, plan: Plan, parent: Path, pycache: Path) -> No
     run_child(["git", "init", "-q"], os.environ.copy(), top)
     home = Path(os.environ["VOYAGER_HOME"])
     home.mkdir(parents=True, exist_ok=True)
-    print(
-        f"building history.db: {plan.guard_rules} rules, {plan.guard_calls:,} tool calls ...",
-        flush=True,
-    )
-    db = gdb.open_database(str(home / "history.db"))
-    make_rules(db, plan.guard_rules, SEED + 10)
-    make_history(db, plan.guard_calls, SEED + 11)
-    db.close()
-    gdb.close_all()
+    make_guard_database(home / "history.db", plan)
     size = f"{plan.guard_rules} rules, {plan.guard_calls:,} calls"
 
     env = child_env(pycache)

@@ -25,9 +25,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.guard import _voyager_command, make_history, make_rules, tool_call_payload
+from benchmarks.guard import _voyager_command, make_guard_database, tool_call_payload
 from benchmarks.memory import run_child
-from benchmarks.plan import GUARD_HOOK_TARGET, LONG_USE_WAL_TARGET_MB, SEED, Plan, Results, Row
+from benchmarks.plan import GUARD_HOOK_TARGET, LONG_USE_WAL_TARGET_MB, Plan, Results, Row
 from benchmarks.session import child_env
 from benchmarks.timing import timed
 
@@ -122,21 +122,11 @@ def _hook_beside_floor(
 
 
 def bench_longuse(results: Results, plan: Plan, parent: Path, pycache: Path) -> None:
-    from voyager_brain.guard import db as gdb
-
     top, home = parent / "longuse", parent / "longuse-home"
     top.mkdir()
     home.mkdir()
     run_child(["git", "init", "-q"], os.environ.copy(), top)
-    print(
-        f"long use: history.db with {plan.guard_rules} rules, {plan.guard_calls:,} calls ...",
-        flush=True,
-    )
-    db = gdb.open_database(str(home / "history.db"))
-    make_rules(db, plan.guard_rules, SEED + 10)
-    make_history(db, plan.guard_calls, SEED + 11)
-    db.close()
-    gdb.close_all()
+    make_guard_database(home / "history.db", plan)
     # The same database for the run without the bound.
     unbounded = parent / "longuse-unbounded-home"
     unbounded.mkdir()
