@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -363,9 +365,11 @@ def test_the_tool_call_check_imports_the_standard_library_only(repo: Path) -> No
     add_rule(db, description="never force push to main", type="semantic", action="warn")
     db.close()
     (repo / ".voyager").mkdir()
-    (repo / ".voyager" / "rules.toml").write_text(
-        '[[rules]]\ndescription = "x"\npattern = "rm -rf /"\ntool = "Bash"\n'
-    )
+    team = repo / ".voyager" / "rules.toml"
+    team.write_text('[[rules]]\ndescription = "x"\npattern = "rm -rf /"\ntool = "Bash"\n')
+    # Written a minute ago: a file changed in the last two seconds may still be being
+    # written, and every hook reads it again until it settles (guard/teamrules.py).
+    os.utime(team, (time.time() - 60, time.time() - 60))
     (repo / ".voyager" / "config.toml").write_text("semantic_threshold = 0.4\n")
 
     def imports_of(command: str, n: int, tool: str = "Bash") -> set[str]:

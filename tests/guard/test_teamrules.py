@@ -3,8 +3,10 @@ synced when the file changes, bad rules reported one line each."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import time
 from pathlib import Path
 
 from conftest import run_cli
@@ -29,13 +31,24 @@ priority = 3
 """
 
 
-def write(repo: Path, text: str) -> None:
+_TICKS = itertools.count()
+
+
+def write(repo: Path, text: str, *, settled: bool = True) -> Path:
+    """rules.toml with `text`. `settled`: written a minute ago, so no longer possibly
+    being written (see `SETTLE_NS`), each write a millisecond after the one before (a
+    later write in the same clock tick must still count as a change)."""
     (repo / ".voyager").mkdir(exist_ok=True)
     path = repo / ".voyager" / "rules.toml"
     path.write_text(text)
-    # A later write in the same clock tick must still count as a change.
-    st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    if settled:
+        age(path, 60)
+    return path
+
+
+def age(path: Path, seconds: int) -> None:
+    when = time.time_ns() - seconds * 1_000_000_000 + next(_TICKS) * 1_000_000
+    os.utime(path, ns=(when, when))
 
 
 def test_rules_toml_becomes_the_projects_rule_set(repo: Path, tmp_path: Path) -> None:
@@ -90,6 +103,29 @@ def test_a_removed_rule_that_fired_is_disabled_not_deleted(repo: Path, tmp_path:
     sync_team_rules(db, project)
     assert db.execute("SELECT active FROM rules WHERE id = ?", (push.id,)).fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM rules").fetchone()[0] == 1
+
+
+def test_a_file_still_being_written_adds_rules_but_removes_none(repo: Path, tmp_path: Path) -> None:
+    """`cat > rules.toml`, an editor or `git checkout` truncate the file before they
+    write it: a hook reading it then saw no rules and dropped them all, and a call they
+    block went through (the parallel load test found it once in eight runs)."""
+    write(repo, RULES)
+    db = gdb.open_database(str(tmp_path / "history.db"))
+    project = os.path.realpath(repo)
+    assert sync_team_rules(db, project) == []
+    before = sorted(r.description for r in list_rules(db, project=project))
+    path = write(repo, "", settled=False)  # truncated a moment ago, not written yet
+    assert sync_team_rules(db, project) == []
+    assert sorted(r.description for r in list_rules(db, project=project)) == before
+    extra = '[[rules]]\ndescription = "No sudo"\npattern = "\\bsudo\\b"\n'
+    write(repo, extra, settled=False)
+    assert sync_team_rules(db, project) == []  # a rule added applies at once
+    assert sorted(r.description for r in list_rules(db, project=project)) == sorted(
+        [*before, "No sudo"]
+    )
+    age(path, 10)  # the write is over: the file is what the team meant
+    assert sync_team_rules(db, project) == []
+    assert [r.description for r in list_rules(db, project=project)] == ["No sudo"]
 
 
 def test_a_bad_rule_is_one_line_and_the_others_apply(repo: Path, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 
 from ..errors import ConfigError, RuleError
 from ..paths import cache_folder
@@ -42,6 +43,8 @@ FIELDS = ("description", "pattern", "type", "action", "tool", "priority", "probl
 #: 9 s a call. A team's rules are far fewer; a file over either is refused whole.
 MAX_BYTES = 1 << 20
 MAX_RULES = 1000
+#: How long after its last write rules.toml may still be being written (`sync_team_rules`).
+SETTLE_NS = 2_000_000_000
 
 
 def _stamp_file(path: str) -> str:
@@ -70,7 +73,14 @@ def sync_team_rules(
                     return []
         except (OSError, ValueError):
             pass
-    problems = load_team_rules(db, project, path, wait=wait)
+    # A file written in the last moments may still be being written (an editor, `git
+    # checkout` and `cat > rules.toml` truncate it first): read empty or cut short, it
+    # would remove rules that still hold. So its rules are added but none removed, and
+    # the next hook after the moment syncs it whole. A hook never guards less for it.
+    settling = not force and time.time_ns() - st.st_mtime_ns < SETTLE_NS
+    problems = load_team_rules(db, project, path, wait=wait, remove=not settling)
+    if settling:
+        return problems
     if not any(p.endswith("the rules loaded before still apply") for p in problems):
         try:
             os.makedirs(os.path.dirname(stamp_file), exist_ok=True)
@@ -159,16 +169,22 @@ def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def load_team_rules(
-    db: sqlite3.Connection, project: str, path: str, *, wait: float | None = None
+    db: sqlite3.Connection,
+    project: str,
+    path: str,
+    *,
+    wait: float | None = None,
+    remove: bool = True,
 ) -> list[str]:
-    """Make the project's team rule set hold exactly the valid rules of `path`."""
+    """Make the project's team rule set hold exactly the valid rules of `path` (with
+    `remove` false: at least them, the others kept)."""
     from .db import transaction
 
     wanted, problems = read_team_rules(path)
     if problems and problems[0].endswith("the rules loaded before still apply"):
         return problems
     with transaction(db, wait=wait):
-        return _load(db, project, path, wanted, problems)
+        return _load(db, project, path, wanted, problems, remove=remove)
 
 
 def sync_in(db: sqlite3.Connection, project: str) -> list[str]:
@@ -187,6 +203,8 @@ def _load(
     path: str,
     wanted: list[dict[str, Any]],
     problems: list[str],
+    *,
+    remove: bool = True,
 ) -> list[str]:
     from . import record
 
@@ -211,7 +229,7 @@ def _load(
         db.execute("UPDATE rule_sets SET description = ? WHERE id = ?", (description, set_id))
     pid = record.project_id(db, project)
     db.execute("UPDATE projects SET rule_set_id = ? WHERE id = ?", (set_id, pid))
-    _apply(db, set_id, wanted)
+    _apply(db, set_id, wanted, remove=remove)
     return problems
 
 
@@ -219,7 +237,9 @@ def _key(rule: Any) -> tuple[Any, ...]:
     return (rule["type"], rule["pattern"], rule["description"], rule["tool"])
 
 
-def _apply(db: sqlite3.Connection, set_id: int, wanted: list[dict[str, Any]]) -> None:
+def _apply(
+    db: sqlite3.Connection, set_id: int, wanted: list[dict[str, Any]], *, remove: bool = True
+) -> None:
     existing = {
         _key(row): row
         for row in db.execute(
@@ -261,7 +281,7 @@ def _apply(db: sqlite3.Connection, set_id: int, wanted: list[dict[str, Any]]) ->
             embed_rule(db, new_id, rule["description"])
     for row in existing.values():
         rule_id = int(row["id"])
-        if rule_id in kept:
+        if rule_id in kept or not remove:
             continue
         fired = db.execute("SELECT 1 FROM rule_triggers WHERE rule_id = ? LIMIT 1", (rule_id,))
         if fired.fetchone():
