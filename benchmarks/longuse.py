@@ -27,7 +27,7 @@ from pathlib import Path
 
 from benchmarks.guard import _voyager_command, make_guard_database, tool_call_payload
 from benchmarks.memory import run_child
-from benchmarks.plan import GUARD_HOOK_TARGET, LONG_USE_WAL_TARGET_MB, Plan, Results, Row
+from benchmarks.plan import LONG_USE_HOOK_TARGET, LONG_USE_WAL_TARGET_MB, Plan, Results, Row
 from benchmarks.session import child_env
 from benchmarks.timing import timed
 
@@ -134,7 +134,7 @@ def bench_longuse(results: Results, plan: Plan, parent: Path, pycache: Path) -> 
 
     env = {**child_env(pycache), "VOYAGER_HOME": str(home)}
     size = f"{plan.guard_rules} rules, {plan.guard_calls:,} calls"
-    target = f"<= {GUARD_HOOK_TARGET:g}x floor"
+    target = f"<= {LONG_USE_HOOK_TARGET:g}x floor"
     drive(top, home, 10)
     early, early_floor = _hook_beside_floor(top, env, plan.guard_runs, 0)
     results.add(
@@ -146,7 +146,7 @@ def bench_longuse(results: Results, plan: Plan, parent: Path, pycache: Path) -> 
             early,
             early_floor,
             target,
-            early / early_floor <= GUARD_HOOK_TARGET,
+            early / early_floor <= LONG_USE_HOOK_TARGET,
         ),
     )
     calls = plan.longuse_calls
@@ -162,7 +162,7 @@ def bench_longuse(results: Results, plan: Plan, parent: Path, pycache: Path) -> 
             late,
             late_floor,
             target,
-            late / late_floor <= GUARD_HOOK_TARGET,
+            late / late_floor <= LONG_USE_HOOK_TARGET,
         ),
     )
     results.add(

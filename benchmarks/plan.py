@@ -30,6 +30,7 @@ LOG_TARGET_RATIO = 1.5  # `voyager-brain log` vs `git log -p -- .voyager`, same 
 REDACT_TRANSCRIPT_TARGET_MS = 500.0  # redact() of a 1 MB transcript, in process
 REDACT_OBSERVATION_TARGET_MS = 1.0  # redact() of a 200-byte observation, in process
 GUARD_HOOK_TARGET = 2.0  # pre-tool-use hook, 100 rules, 100k calls, vs `python -c pass`
+LONG_USE_HOOK_TARGET = 1.5  # pre-tool-use after long use vs `python -c pass` (issue 29)
 LONG_USE_WAL_TARGET_MB = 1.25  # history.db-wal at its largest while hooks run (1 MB + a call)
 UI_PAGE_TARGET_MS = 200.0  # a dashboard page or its JSON twin, in process, warm
 HOOK_PAYLOAD = {
