@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 #: itself and the units of lower layers, nothing else. docs/architecture.md shows the same.
 LAYERS: list[set[str]] = [
     # shared plumbing
-    {"errors", "paths", "value", "worktree", "timestamps", "nesting", "untrusted"},
+    {"errors", "paths", "value", "worktree", "timestamps", "nesting", "untrusted", "cjson"},
     {"regexcache", "secretkinds", "confine"},
     {"tomlfile"},
     {"storage", "redact", "repo", "render", "config", "conflicts"},

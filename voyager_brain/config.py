@@ -459,11 +459,11 @@ def _without(data: Mapping[str, Any], keys: list[str]) -> dict[str, Any]:
 def trusted_files() -> dict[str, str]:
     """The trusted files: resolved path -> sha256 of the content trusted. A trust.json
     that is missing, unreadable or not in this shape trusts nothing."""
-    import json
+    from . import cjson
 
     try:
-        with open(trust_file(), "rb") as f:
-            data = json.loads(f.read())
+        with open(trust_file(), encoding="utf-8") as f:
+            data = cjson.loads(f.read())
     except (OSError, ValueError, RecursionError):
         return {}
     trusted = data.get("trusted") if isinstance(data, dict) else None

@@ -17,11 +17,11 @@ no pattern matches a ``[REDACTED:…]`` marker or a key/value pair whose value i
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable
     from typing import Any
 
@@ -69,12 +69,15 @@ class SecretPattern:
 _BEFORE = r"(?<![A-Za-z0-9_-])"
 _AFTER = r"(?![A-Za-z0-9_-])"
 _CACHE_GROUP = "redact"
+#: re.VERBOSE, spelled out: the patterns come compiled from `regexcache`, and a tool call
+#: whose text holds no anchor of a secret never imports `re`.
+_VERBOSE = 64
 
 
 def _compile(pattern: str, flags: int) -> re.Pattern[str]:
     from . import regexcache
 
-    return regexcache.compile(pattern, flags | re.VERBOSE, group=_CACHE_GROUP, save=False)
+    return regexcache.compile(pattern, flags | _VERBOSE, group=_CACHE_GROUP, save=False)
 
 
 def _compile_hint(pattern: str) -> re.Pattern[str]:
@@ -82,7 +85,7 @@ def _compile_hint(pattern: str) -> re.Pattern[str]:
     cache, not the whole table's."""
     from . import regexcache
 
-    return regexcache.compile(pattern, re.VERBOSE, group=_CACHE_GROUP + "-hint")
+    return regexcache.compile(pattern, _VERBOSE, group=_CACHE_GROUP + "-hint")
 
 
 def _build_table() -> tuple[SecretPattern, ...]:
@@ -238,6 +241,8 @@ def _anchor_set() -> Any:
     """Every anchor in one RE2 set (literals, so RE2's answer is Python's `in`)."""
     global _ANCHOR_SET
     if _ANCHOR_SET is None:
+        import re
+
         import re2  # type: ignore[import-untyped, unused-ignore]
 
         found = re2.Set.SearchSet()

@@ -68,7 +68,7 @@ def _not_utf8(path: str | Path, data: bytes, exc: UnicodeDecodeError) -> str:
 
 # What TOML allows in a comment or a string: anything but control characters (tab is fine).
 _TEXT = r"[^\x00-\x08\x0a-\x1f\x7f]"
-_SIMPLE_LINE = regexcache.compile(
+_SIMPLE_LINE = (
     rf"[ \t]*(?:([A-Za-z0-9_-]+)[ \t]*=[ \t]*"
     r"(true|false|[+-]?(?:0|[1-9][0-9]*)(\.[0-9]+)?"
     rf"|\"((?:(?![\"\\]){_TEXT})*)\"|'((?:(?!'){_TEXT})*)')[ \t]*)?(?:#{_TEXT}*)?"
@@ -82,11 +82,14 @@ def read_simple_toml(text: str) -> dict[str, Any] | None:
     then reads. A session-start hook reads config.toml on every run, and importing
     tomllib costs it more than reading such a file this way."""
     data: dict[str, Any] = {}
+    # Compiled here, not when the module is imported: a hook in a project without a
+    # config.toml never needs it (the program comes from `regexcache` either way).
+    line_of = regexcache.compile(_SIMPLE_LINE).fullmatch
     lines = text.split("\n")
     last = len(lines) - 1
     for n, line in enumerate(lines):
         # A CR is allowed only as the first half of a CRLF newline.
-        m = _SIMPLE_LINE.fullmatch(line[:-1] if n < last and line.endswith("\r") else line)
+        m = line_of(line[:-1] if n < last and line.endswith("\r") else line)
         if m is None:
             return None
         key, value = m[1], m[2]

@@ -21,15 +21,12 @@ Standard library only: the hooks read their stdin through this.
 
 from __future__ import annotations
 
-import json
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 # Patterns as text, compiled (and cached by `re`) on first use: every tool-call hook
-# imports this module, few of them meet a text that needs it.
+# imports this module, few of them meet a text that needs it (nor `re` nor `json`).
 _SURROGATE = "[\ud800-\udfff]"
 #: An escape that may decode to a lone surrogate (\uD800 to \uDFFF, any case).
 _SURROGATE_ESCAPE = r"\\u[dD][89abcdefABCDEF]"
@@ -48,6 +45,8 @@ def scrub(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
+        import re
+
         return re.sub(_SURROGATE, "\ufffd", text)
     return text
 
@@ -55,6 +54,8 @@ def scrub(text: str) -> str:
 def may_hold_surrogates(text: str) -> bool:
     """Whether the JSON `text` could decode to a lone surrogate (it has one, or an
     escape of one): only then must its values be scrubbed."""
+    import re
+
     return re.search(_SURROGATE_ESCAPE, text) is not None or (
         re.search(_SURROGATE, text) is not None
     )
@@ -91,6 +92,8 @@ def loads(text: str) -> Any:
     """The JSON value in `text`, at any depth; `ValueError` (a `json.JSONDecodeError`
     where the standard reader finds the fault) when it is not JSON. Lone surrogates
     are scrubbed from its strings."""
+    import json
+
     try:
         try:
             value = json.loads(text)
@@ -130,6 +133,8 @@ _LITERALS = {
 def _loads_deep(text: str) -> Any:
     """A JSON reader with its own stack instead of recursion: slower than the standard
     one, used only for a text nested deeper than that one reads."""
+    import json
+    import re
     from json.decoder import scanstring  # type: ignore[attr-defined]
 
     whitespace, number_re = re.compile(_WHITESPACE), re.compile(_NUMBER)

@@ -161,10 +161,9 @@ def test_the_hook_serves_a_hit_with_almost_nothing_imported(
         for line in result.stderr.splitlines()
         if line.startswith("import time:")
     }
-    # (The adapter, voyager_brain.integrations.claude, is imported by name, which
-    # -X importtime does not list; its own imports are the hook's table and stdin.)
     assert {name for name in imported if "voyager_brain" in name} == {
         "voyager_brain",
+        "voyager_brain.cjson",
         "voyager_brain.context",
         "voyager_brain.context.cache",
         "voyager_brain.errors",
@@ -173,6 +172,7 @@ def test_the_hook_serves_a_hit_with_almost_nothing_imported(
         # repository or a FIFO is refused, not followed).
         "voyager_brain.confine",
         "voyager_brain.integrations.cached",
+        "voyager_brain.integrations.claude",  # the adapter
         "voyager_brain.integrations.hookio",
         "voyager_brain.integrations.hooks",
         "voyager_brain.paths",

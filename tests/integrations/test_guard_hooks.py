@@ -473,3 +473,30 @@ def test_concurrent_checks_lose_nothing(
     fired = db.execute("SELECT COUNT(*) FROM rule_triggers WHERE rule_id = ?", (rule,))
     assert fired.fetchone()[0] == 4
     assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
+
+
+HOOK = ("hook", "claude", "pre-tool-use")
+
+
+def test_a_call_no_rule_matches_imports_neither_json_nor_re_nor_the_sqlite3_package(
+    repo: Path, isolated_env: Path
+) -> None:
+    """The tool-call path reads and writes JSON through `cjson` and history.db through
+    `_sqlite3`: the json package imports `re` (and enum, functools ...), the sqlite3
+    package its date adapters (datetime): a third of the hook's time, on every call."""
+    run_cli("init", cwd=repo)  # a config.toml to read, as a real project has
+    add(repo, *PIP)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "voyager_brain", *HOOK],
+        input=payload("pre-tool-use", repo, tool_input={"command": "npm run build"}),
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout == ""
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert {"voyager_brain.guard.check", "voyager_brain.cjson", "_sqlite3"} <= imported
+    assert not {"json", "re", "sqlite3", "datetime", "tomllib"} & imported
+    calls = history(isolated_env).execute("SELECT tool, input FROM tool_calls").fetchall()
+    assert [tuple(row) for row in calls] == [("Bash", '{"command":"npm run build"}')]

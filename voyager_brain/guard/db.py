@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import _thread
 import os
-import sqlite3
-from collections.abc import Callable
 
 from .. import confine
 from ..errors import HistoryError
@@ -24,14 +22,26 @@ from ..paths import history_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3 as sqlite3  # exported: the modules of the guard take it from here
+    from collections.abc import Callable
     from typing import Any
+
+    Migration = Callable[[sqlite3.Connection], None]
+else:
+    try:
+        # The C module the sqlite3 package wraps: the same connect, Row and errors (one
+        # class each, whichever name a caller catches them by), without the package's
+        # date adapters and their imports (datetime, collections.abc), which would
+        # cost every tool-call hook a tenth of its time. Nothing here binds a date.
+        import _sqlite3 as sqlite3
+    except ImportError:  # a Python whose sqlite3 has no such module
+        import sqlite3
 
 #: How long a writer waits for another's transaction before giving up (seconds).
 BUSY_TIMEOUT = 5.0
 #: The width of a rule embedding (seed 003: ``FLOAT[384]``).
 EMBEDDING_DIM = 384
 
-Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append
 

@@ -18,7 +18,6 @@ Working out a pattern's engine means parsing it (about 50 µs); the answer is ke
 
 from __future__ import annotations
 
-import re
 import time
 
 from .. import regexcache
@@ -44,6 +43,7 @@ OVER_LIMIT = "matched"
 
 def parse(pattern: str) -> Any:
     """The parse tree of `pattern`; `RuleError` naming the position when it is invalid."""
+    import re
     from re import _parser  # type: ignore[attr-defined]
 
     try:
@@ -71,6 +71,8 @@ def plan(pattern: str) -> tuple[str, str | None, str | None, str | None, str | N
     """How `pattern` runs: (engine, its RE2 pattern or None, its loose RE2 form when
     Python's engine decides non-ASCII texts (``\\b``), why it is not RE2 or None, the
     text every match holds or None). Raises `RuleError` for an invalid pattern."""
+    import re
+
     from .re2syntax import Untranslatable, required_text, translate
 
     tree = parse(pattern)
@@ -97,8 +99,17 @@ def plan(pattern: str) -> tuple[str, str | None, str | None, str | None, str | N
 
 def engine_for(pattern: str) -> str:
     """The engine that runs `pattern` (`RE2` or `LIMITED`). Raises `RuleError` for an
-    invalid pattern, or one no engine here can run."""
-    return plan(pattern)[0]
+    invalid pattern, or one no engine here can run. The plan is kept for the checks to
+    come (written by `save_plans`): the first tool call after a rule is added finds it
+    worked out, and does not import `re` to parse it."""
+    found = plan(pattern)
+    regexcache.remember(pattern, found, group=GROUP)
+    return found[0]
+
+
+def save_plans() -> None:
+    """Write the plans worked out in this process (once, after a batch of rules)."""
+    regexcache.save_cache(GROUP)
 
 
 def note(pattern: str) -> str | None:
@@ -253,7 +264,7 @@ class Compiler:
         )
 
     def save(self) -> None:
-        regexcache.save_cache(GROUP)
+        save_plans()
 
 
 def _usable(found: Any) -> bool:
@@ -291,6 +302,7 @@ def _timed_search(pattern: str, texts: list[str], limit: float) -> bool | None:
     interval timer stops it (the main thread, where a hook and the command line run);
     elsewhere (the MCP server's worker threads, or no `setitimer`) the search runs in a
     child process, killed at the limit."""
+    import re
     import signal
 
     try:

@@ -22,16 +22,16 @@ History is append-only: nothing here deletes a row. Standard library only.
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import time
 
+from .. import cjson
 from ..redact import redact, redact_json
 from ..untrusted import scrub, shallow
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Any
 
 #: Tool outputs are stored up to this many bytes (UTF-8), with a marker saying so.
@@ -112,9 +112,9 @@ def clean_json(value: Any) -> str:
     the agent's order; lone surrogates replaced, and levels deeper than the writers'
     recursion reaches kept as the lists of their strings (`untrusted.shallow`)."""
     try:
-        text = json.dumps(redact_json(value), ensure_ascii=False, separators=(",", ":"))
+        text = cjson.dumps(redact_json(value), ensure_ascii=False, separators=(",", ":"))
     except RecursionError:
-        text = json.dumps(redact_json(shallow(value)), ensure_ascii=False, separators=(",", ":"))
+        text = cjson.dumps(redact_json(shallow(value)), ensure_ascii=False, separators=(",", ":"))
     # Written as they are (ensure_ascii off), lone surrogates are found in the text.
     return scrub(text)
 

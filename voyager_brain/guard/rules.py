@@ -8,16 +8,15 @@ and its rules are that set's plus the global ones (the seed's key query).
 
 from __future__ import annotations
 
-import sqlite3
-
 from ..errors import RuleError
 from ..value import Record
 from .db import transaction
-from .patterns import engine_for
+from .patterns import engine_for, save_plans
 from .record import project_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from pathlib import Path
     from typing import Any
 
@@ -148,6 +147,7 @@ def add_rule(
         rule = get_rule(db, int(cur.lastrowid or 0))
         if type == "semantic":
             _embed(db, rule)
+    save_plans()
     return rule
 
 

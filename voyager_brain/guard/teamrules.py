@@ -22,16 +22,16 @@ valid TOML leaves the rules loaded before in place.
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import time
 
+from .. import cjson
 from ..errors import ConfigError, RuleError
 from ..paths import cache_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Any
 
 FILE = os.path.join(".voyager", "rules.toml")
@@ -69,7 +69,7 @@ def sync_team_rules(
     if not force:
         try:
             with open(stamp_file, encoding="utf-8") as f:
-                if json.load(f) == stamp:
+                if cjson.loads(f.read()) == stamp:
                     return []
         except (OSError, ValueError):
             pass
@@ -85,7 +85,7 @@ def sync_team_rules(
         try:
             os.makedirs(os.path.dirname(stamp_file), exist_ok=True)
             with open(stamp_file, "w", encoding="utf-8") as f:
-                json.dump(stamp, f)
+                f.write(cjson.dumps(stamp))
         except OSError:
             pass  # the sync runs again next time: slower, not wrong
     return problems
@@ -94,6 +94,7 @@ def sync_team_rules(
 def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The valid rules of the file at `path`, and one line per problem."""
     from ..tomlfile import read_toml
+    from .patterns import save_plans
     from .rules import check_fields, redacted
 
     kept = "the rules loaded before still apply"
@@ -165,6 +166,7 @@ def read_team_rules(path: str) -> tuple[list[dict[str, Any]], list[str]]:
             rule["description"], rule["problem"], rule["solution"]
         )
         valid.append(rule)
+    save_plans()  # worked out by check_fields: no check has to parse them again
     return valid, problems
 
 
@@ -325,7 +327,7 @@ def rules_for_check(project: str) -> tuple[list[Any], list[str]]:
     sync writes it: the semantic matcher tells rules apart by id). A history.db whose
     migration waits for the lock is read as it is, likewise."""
     from ..errors import HistoryError
-    from .db import connect, open_unmigrated
+    from .db import connect, open_unmigrated, sqlite3
     from .rules import list_rules
     from .spool import WRITE_WAIT
 

@@ -3,8 +3,7 @@ in agent-neutral terms (`HookCall`), which each adapter fills from its own paylo
 
 from __future__ import annotations
 
-import json
-
+from .. import cjson
 from ..errors import BrainError
 from ..value import Record
 
@@ -65,12 +64,14 @@ def loads_json(text: str, where: str) -> Any:
     """The JSON value of `text`, whatever it holds (see `read_payload`); `where` names
     it in the `HookInputError` for a text that is not JSON."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HookInputError(
-            f"{where}: not valid JSON ({exc.msg}); expected the hook's JSON"
-        ) from None
-    except (RecursionError, ValueError):
+        value = cjson.loads(text)
+    except (RecursionError, ValueError) as exc:
+        import json  # imported by the failure already
+
+        if isinstance(exc, json.JSONDecodeError):
+            raise HookInputError(
+                f"{where}: not valid JSON ({exc.msg}); expected the hook's JSON"
+            ) from None
         # Only a hostile or odd payload nests this deep, or holds an integer of more
         # digits than int() takes (a plain ValueError): read it without recursion,
         # keeping such a number as its text.
@@ -169,14 +170,14 @@ def agent_tool(
 
 def json_line(value: Any) -> str:
     """What a hook prints: one line of JSON (non-ASCII as it is)."""
-    return json.dumps(value, ensure_ascii=False) + "\n"
+    return cjson.dumps(value, ensure_ascii=False) + "\n"
 
 
 def with_system_message(output: str | None, message: str) -> str:
     """`output` (one line of JSON, or nothing) with `message` as ``systemMessage``, which
     Claude Code, Codex and Gemini CLI show the user (not the model) at any event; one
     already there (a guard warning) comes first."""
-    data = json.loads(output) if output else {}
+    data = cjson.loads(output) if output else {}
     earlier = data.get("systemMessage")
     data["systemMessage"] = f"{earlier}\n\n{message}" if earlier else message
     return json_line(data)

@@ -279,7 +279,7 @@ def close_session(call: HookCall, status: str = "completed") -> None:
 def response_text(response: Any) -> str | None:
     """A tool's response as text: a shell's stdout and stderr, a string as it is,
     anything else as JSON."""
-    import json
+    from .. import cjson
 
     if response is None:
         return None
@@ -288,7 +288,7 @@ def response_text(response: Any) -> str | None:
     if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
         parts = [str(response.get(k) or "") for k in ("stdout", "stderr")]
         return "\n".join(p for p in parts if p)
-    return json.dumps(response, ensure_ascii=False)
+    return cjson.dumps(response, ensure_ascii=False)
 
 
 def exit_failed(output: str | None) -> bool:
