@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.memory import run_child
-from benchmarks.plan import GUARD_HOOK_TARGET, SEED, Plan, Results, Row
+from benchmarks.plan import GUARD_HOOK_TARGET, IMPORT_TARGET_RATIO, SEED, Plan, Results, Row
 from benchmarks.session import child_env
 from benchmarks.timing import timed
 
@@ -376,5 +376,7 @@ def bench_guard(results: Results, plan: Plan, parent: Path, pycache: Path) -> No
             plan.guard_import_runs,
             statistics.median(imports),
             statistics.median(floors),
+            f"<= {IMPORT_TARGET_RATIO:g}x floor",
+            statistics.median(imports) / statistics.median(floors) <= IMPORT_TARGET_RATIO,
         ),
     )

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.guard import _voyager_command, make_guard_database, tool_call_payload
+from benchmarks.guard import TOOL_EVENTS, _voyager_command, make_guard_database, tool_call_payload
 from benchmarks.memory import run_child
 from benchmarks.plan import LONG_USE_HOOK_TARGET, LONG_USE_WAL_TARGET_MB, Plan, Results, Row
 from benchmarks.session import child_env
@@ -106,16 +106,17 @@ def drive(
 
 
 def _hook_beside_floor(
-    top: Path, env: dict[str, str], runs: int, start: int
+    top: Path, env: dict[str, str], runs: int, start: int, agent: str = "claude"
 ) -> tuple[float, float]:
-    """The pre-tool-use hook as a real process, and `python -c pass`, in turns:
+    """`agent`'s tool-call hook as a real process, and `python -c pass`, in turns:
     medians in ms."""
-    hook = [*_voyager_command(), "hook", "claude", "pre-tool-use"]
-    warm = json.dumps(tool_call_payload("claude", str(top), f"toolu_warm_{start}"))
+    hook = [*_voyager_command(), "hook", agent, TOOL_EVENTS[agent]]
+    warm = json.dumps(tool_call_payload(agent, str(top), f"toolu_warm_{agent}_{start}"))
     run_child(hook, env, top, stdin=warm)  # untimed: bytecode and caches as a hook finds them
     ours, floors = [], []
     for n in range(runs):
-        stdin = json.dumps(tool_call_payload("claude", str(top), f"toolu_timed_{start + n}"))
+        call = f"toolu_timed_{agent}_{start + n}"
+        stdin = json.dumps(tool_call_payload(agent, str(top), call))
         floors.append(timed(lambda: run_child([sys.executable, "-c", "pass"], env, top)))
         ours.append(timed(lambda s=stdin: run_child(hook, env, top, stdin=s)))  # type: ignore[misc]
     return statistics.median(ours), statistics.median(floors)
@@ -178,6 +179,22 @@ def bench_longuse(results: Results, plan: Plan, parent: Path, pycache: Path) -> 
             unit="x",
         ),
     )
+    for agent, event in TOOL_EVENTS.items():
+        if agent == "claude":
+            continue  # timed above
+        ours, floor = _hook_beside_floor(top, env, plan.guard_runs, calls, agent)
+        results.add(
+            "long use",
+            Row(
+                f"hook {agent} {event} after the {calls:,} calls",
+                size,
+                plan.guard_runs,
+                ours,
+                floor,
+                target,
+                ours / floor <= LONG_USE_HOOK_TARGET,
+            ),
+        )
     print(f"long use: {plan.longuse_unbounded_calls:,} calls without the bound ...", flush=True)
     before = drive(top, unbounded, plan.longuse_unbounded_calls, bound=False)
     mb = 2**20

@@ -92,7 +92,11 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
   hook calls (pre- and post-tool-use in turn, ``benchmarks/longuse.py``): the pre-tool-use
   hook at the 10th call and after the last beside ``python -c pass`` (target: 1.5x, and
   the last within 1.1x of the first), and the write-ahead log's largest size (target:
-  <= 1.25 MB) beside the size it reached without the hooks' bound.
+  <= 1.25 MB) beside the size it reached without the hooks' bound. Also every agent's
+  tool-call hook after the last call (target: 1.5x).
+
+* **commands**: ``status``, ``show``, ``recall`` and ``rules list`` as processes, on a
+  small project (``benchmarks/commands.py``), beside ``python -c pass``: <= 4x each.
 
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
@@ -116,6 +120,7 @@ if str(ROOT) not in sys.path:
 
 
 import voyager_brain  # noqa: E402
+from benchmarks.commands import bench_commands  # noqa: E402
 from benchmarks.content import make_entries, make_repo, write_brain  # noqa: E402
 from benchmarks.continuity import bench_continuity  # noqa: E402
 from benchmarks.environment import environment  # noqa: E402
@@ -158,6 +163,7 @@ TITLES = {
     "redaction": "Redaction of secrets (issue 18)",
     "ui": "Dashboard (`voyager-brain ui`)",
     "long use": "Long use: history.db after thousands of hook calls",
+    "commands": "Everyday commands as processes",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
@@ -212,6 +218,8 @@ FLOORS = {
     "children running the hook as the console script does, each the database's first "
     "connection. The log's row has no floor: its size column says how large the same "
     "database's log grew over fewer calls with the hooks' bound skipped",
+    "commands": "floor: `python -c pass` in the same environment, taking turns with each "
+    "command (the console script); one untimed run of each first",
 }
 
 
@@ -324,6 +332,7 @@ FAMILIES: dict[str, Callable[[Results, Plan, Path, Path], None]] = {
     "redaction": bench_redaction,
     "ui": bench_ui,
     "longuse": bench_longuse,
+    "commands": bench_commands,
 }
 
 

@@ -101,6 +101,13 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(guard, "cursor pre-tool-use") == 1 and count(guard, "copilot pre-tool-use") == 1
     assert count(guard, "rules test") == 1 and count(guard, "30 rules") == 1
     assert count(guard, "history import of a transcript") == 1
+    long_use = _table_rows(text, "Long use")
+    assert count(long_use, "pre-tool-use at the") == 2 and count(long_use, "-wal") == 1
+    for name in ("codex pre-tool-use", "gemini before-tool", "cursor pre-tool-use"):
+        assert count(long_use, f"hook {name} after the 60 calls") == 1
+    commands = _table_rows(text, "Everyday commands")
+    for command in ("status", "show", "recall flaky test", "rules list"):
+        assert count(commands, f"voyager-brain {command} |") == 1
 
     pipeline = _table_rows(text, "The multi-agent pipeline")
     assert len(pipeline) == 2
@@ -150,7 +157,7 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
         assert dashboard == []
 
     every = load + persist + compaction + startup + memory + hook + merge + history + guard
-    every += pipeline + continuity + recall + redaction + dashboard
+    every += pipeline + continuity + recall + redaction + dashboard + long_use + commands
     for row in every:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 8, row
@@ -158,7 +165,7 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     beside_floor = [row for row in redaction if "python -c pass" not in row]
     for row in (
         memory + hook + merge + history + guard + pipeline + tokens + beside_floor + dashboard
-    ):
+    ) + commands:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         float(cells[4])
         assert cells[5].endswith("x"), row
