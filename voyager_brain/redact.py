@@ -228,29 +228,52 @@ def might_hold_secret(text: str) -> bool:
     return hint.shapes is not None and hint.shapes.search(text) is not None
 
 
-#: Characters `_present` looks through one anchor at a time before it builds `_anchor_set`:
-#: a hook redacting a few observations never pays for RE2's import and the set's
+#: Characters `_present` looks through one string at a time before it builds `_bulk`: a
+#: hook redacting a few observations never pays for RE2's import and the sets'
 #: compilation (a few milliseconds); a transcript import soon does, and then finds the
-#: ~150 anchors in one pass of a text rather than one search each (35x less time).
+#: ~150 anchors, the words and the shapes in one pass of a text each rather than one
+#: search each (35x less time for the anchors).
 _ONE_BY_ONE = 1 << 20
 _scanned = 0
-_ANCHOR_SET: Any = None
+_BULK: Any = None
+#: A look-ahead or look-behind without a group inside: RE2 has none, and without it a
+#: pattern finds more than with it, never less.
+_LOOKAROUND = r"(?<!\\)\(\?<?[=!][^()\\]*\)"
 
 
-def _anchor_set() -> Any:
-    """Every anchor in one RE2 set (literals, so RE2's answer is Python's `in`)."""
-    global _ANCHOR_SET
-    if _ANCHOR_SET is None:
+def _bulk() -> tuple[Any, Any, Any]:
+    """RE2's programs for the bulk of a transcript: every anchor in one set (literals, so
+    RE2's answer is Python's `in`), every word in another (searched in the lower-cased
+    text, as `in` is), and the shapes without their look-arounds (None when RE2 cannot
+    run them): a text they miss holds no shape, one they find is searched by the shapes'
+    own regex."""
+    global _BULK
+    if _BULK is None:
         import re
 
         import re2  # type: ignore[import-untyped, unused-ignore]
 
-        found = re2.Set.SearchSet()
-        for anchor in _hint().anchors:
-            found.Add(re.escape(anchor))
-        found.Compile()
-        _ANCHOR_SET = found
-    return _ANCHOR_SET
+        def literals(strings: tuple[str, ...]) -> Any:
+            found = re2.Set.SearchSet()
+            for string in strings:
+                found.Add(re.escape(string))
+            found.Compile()
+            return found
+
+        hint = _hint()
+        shapes = None
+        if hint.shapes is not None and not any(c in hint.shapes.pattern for c in " #\n"):
+            # Written for verbose mode, which RE2 lacks: only a pattern without spaces
+            # and comments means the same to both.
+            options = re2.Options()
+            options.log_errors = False
+            loose = re.sub(_LOOKAROUND, "", hint.shapes.pattern).encode("utf-8")
+            program = re2._re2.RE2(loose, options)
+            if program.ok():
+                shapes = (program, re2._re2.RE2.Anchor.UNANCHORED)
+        _BULK = (literals(hint.anchors), literals(hint.words), shapes)
+    bulk: tuple[Any, Any, Any] = _BULK
+    return bulk
 
 
 def _present(text: str) -> frozenset[str]:
@@ -259,15 +282,36 @@ def _present(text: str) -> frozenset[str]:
     global _scanned
     hint = _hint()
     lower = text.lower()
-    words = [w for w in hint.words if w in lower]
     if _scanned < _ONE_BY_ONE:
         _scanned += len(text)
-        return frozenset([a for a in hint.anchors if a in text] + words)
-    try:
-        found = _anchor_set().Match(text) or ()
-    except UnicodeError:  # a lone surrogate: RE2 reads UTF-8 only
-        return frozenset([a for a in hint.anchors if a in text] + words)
-    return frozenset([hint.anchors[n] for n in found] + words)
+    else:
+        anchors, words, _ = _bulk()
+        try:
+            # Encoded here, once each: RE2's wrapper would encode a str for every call.
+            found = [hint.anchors[n] for n in anchors.Match(text.encode("utf-8")) or ()]
+            found += [hint.words[n] for n in words.Match(lower.encode("utf-8")) or ()]
+            return frozenset(found)
+        except UnicodeError:  # a lone surrogate: RE2 reads UTF-8 only
+            pass
+    return frozenset([a for a in hint.anchors if a in text] + [w for w in hint.words if w in lower])
+
+
+def _holds_a_shape(text: str) -> bool:
+    """Whether a row with neither anchors nor words (`_Hint.shapes`) may match `text`."""
+    shapes = _hint().shapes
+    if shapes is None:
+        return False
+    loose = _bulk()[2] if _scanned >= _ONE_BY_ONE else None
+    if loose is not None:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeError:  # a lone surrogate: the shapes' own regex decides
+            pass
+        else:
+            program, unanchored = loose
+            if program.Match(unanchored, data, 0, len(data))[0][0] == -1:
+                return False
+    return shapes.search(text) is not None
 
 
 def _may_match(pattern: SecretPattern, present: frozenset[str]) -> bool:
@@ -299,10 +343,8 @@ def _scan(text: str) -> tuple[str, list[_Marker]]:
     current = text
     markers: list[_Marker] = []
     present = _present(text)
-    if not present:
-        hint = _hint()
-        if hint.shapes is None or hint.shapes.search(text) is None:
-            return text, markers
+    if not present and not _holds_a_shape(text):
+        return text, markers
     starts = _Starts(current, present)
     for pattern in _table():
         if not _may_match(pattern, present):

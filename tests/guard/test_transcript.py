@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from voyager_brain.errors import HistoryError
@@ -687,3 +687,22 @@ def test_hooks_and_imports_in_any_order_write_what_one_import_writes(
                 import_transcript(alone, str(path))
                 assert conversation(live) == conversation(alone)
                 assert session_row(live) == session_row(alone)
+
+
+@given(
+    st.binary(max_size=40) | st.text(max_size=20).map(lambda t: t.encode("utf-8", "surrogatepass"))
+)
+@example(b'\xef\xbb\xbf{"a": 1}')  # a byte order mark
+@example(b'{"a": "\\ud800"}')  # an escaped lone surrogate
+@example('{"a": "\ud800"}'.encode("utf-8", "surrogatepass"))  # an encoded one
+@example('{"a": 1}'.encode("utf-16"))
+def test_a_line_is_read_as_json_reads_it(raw: bytes) -> None:
+    from voyager_brain.guard.transcript import _loads_line
+
+    def outcome(read: Any) -> str:
+        try:
+            return repr(read(raw))
+        except ValueError as exc:
+            return type(exc).__name__
+
+    assert outcome(_loads_line) == outcome(json.loads)

@@ -57,6 +57,7 @@ import re
 import sqlite3
 from datetime import datetime
 
+from .. import cjson
 from ..errors import HistoryError
 from ..value import Record
 from . import record
@@ -287,10 +288,12 @@ class _Import:
         self.default_session = os.path.splitext(os.path.basename(path))[0]
         self.last_session: str | None = None
         self.last_time = file_time
-        # Per transaction: the entries already imported, and a session's prompts from
-        # the hook not adopted yet, by content.
+        # Per transaction: the entries already imported, a session's prompts from the
+        # hook not adopted yet, by content, and the tool calls this transaction added
+        # that have no result yet (tool-use id -> row id: their result needs no lookup).
         self.known: set[str] = set()
         self.prompts: dict[int, dict[str, list[int]]] = {}
+        self.added_calls: dict[str, int] = {}
 
     # -- before the transaction: parsing, and redacting the outputs ----------------------
 
@@ -324,7 +327,7 @@ class _Import:
         if not raw.strip():
             return None
         try:
-            entry = json.loads(raw)
+            entry = _loads_line(raw)
         except ValueError:  # not JSON, not UTF-8, or torn by a writer
             entry = None
         if not isinstance(entry, dict):
@@ -364,6 +367,7 @@ class _Import:
     def write(self, lines: list[_Line]) -> None:
         # A hook may have written since the last transaction: read its rows afresh.
         self.prompts.clear()
+        self.added_calls.clear()
         self.known = self.existing(
             "SELECT external_id FROM messages WHERE external_id IN",
             (line.uuid for line in lines if line.kind in ("assistant", "prompt")),
@@ -493,14 +497,17 @@ class _Import:
             use_id = str(use.get("id") or "") or None
             found = existing.get(use_id) if use_id else None
             if found is None:
-                record.add_tool_call(
+                # Not recorded: `recorded_calls` just looked, in this transaction.
+                call = record.insert_tool_call(
                     self.db,
                     message,
                     use["name"],
-                    use.get("input"),
+                    record.clean_json(use.get("input")),
                     external_id=use_id,
                     timestamp=stamp,
                 )
+                if use_id:
+                    self.added_calls[use_id] = call
                 self.counts["tool_calls_added"] += 1
                 continue
             self.counts["tool_calls_adopted"] += 1
@@ -533,7 +540,9 @@ class _Import:
                 continue
             use_id = block.get("tool_use_id")
             row = None
-            if isinstance(use_id, str) and use_id:
+            if isinstance(use_id, str) and use_id in self.added_calls:
+                row = (self.added_calls.pop(use_id), None)  # added above, no result yet
+            elif isinstance(use_id, str) and use_id:
                 row = self.db.execute(
                     "SELECT id, output FROM tool_calls WHERE external_id = ?", (use_id,)
                 ).fetchone()
@@ -551,3 +560,12 @@ class _Import:
                 (output, 0 if block.get("is_error") is True else 1, _duration(line.entry), row[0]),
             )
             self.counts["results_recorded"] += 1
+
+
+def _loads_line(raw: bytes) -> Any:
+    """`json.loads(raw)` of a transcript line, through `cjson` (the same C reader without
+    the json package's Python around it, a tenth of an import's reading) when the line
+    is UTF-8 as json would detect it: no byte order mark, no NUL in its first bytes."""
+    if raw.startswith(b"\xef\xbb\xbf") or b"\x00" in raw[:4]:
+        return json.loads(raw)
+    return cjson.loads(raw.decode("utf-8", "surrogatepass"))
