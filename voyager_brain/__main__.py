@@ -1,9 +1,10 @@
 """`python -m voyager_brain` and the `voyager-brain` console script.
 
-Hook calls run on every agent turn, and git runs the merge driver once per brain file per
-merge, so both are routed here before the CLI (and click) is imported; a session start
-(or a plain ``context``) first tries the context cache, which needs almost nothing
-imported. Everything else (``--help`` included) goes to the click CLI.
+Hook calls run on every agent turn, git runs the merge driver once per brain file per
+merge, and an agent waits for its MCP server to start, so these are routed here before
+the CLI (and click) is imported; a session start (or a plain ``context``) first tries the
+context cache, which needs almost nothing imported. Everything else (``--help``
+included) goes to the click CLI.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def main() -> None:
             sys.stdout.write(text)
             _done_then_save(cache, 0)
         cache.flush_saves()
+    if argv == ["mcp"]:
+        _mcp()
     if len(argv) == 5 and argv[0] == "merge-driver" and not argv[1].startswith("-"):
         from .git.merge import run_driver
 
@@ -74,6 +77,32 @@ def _done_then_save(cache: Any, code: int) -> NoReturn:
     sys.stderr.flush()
     cache.flush_saves(detach=True)
     os._exit(code)
+
+
+def _mcp() -> None:
+    """`voyager-brain mcp` as an agent starts it, without click (a twentieth of the time
+    the agent waits for the server). Returns only when the server cannot be made (the
+    SDK missing): the CLI then runs the command again and reports it."""
+    from pathlib import Path
+
+    from . import __version__
+    from .config import ignored_keys_notice
+    from .errors import BrainError
+    from .integrations.mcp_server import build_server
+
+    start = Path.cwd()
+    try:
+        server = build_server(start, version=__version__)
+    except BrainError:
+        return
+    notice = ignored_keys_notice(str(start))
+    if notice:
+        print(notice, file=sys.stderr)
+    import contextlib  # the SDK has imported it already
+
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a terminal: nothing to report
+        server.run("stdio")
+    raise SystemExit(0)
 
 
 def _plain_context() -> str | None:

@@ -410,6 +410,30 @@ def load_config(voyager_dir: str | Path | None) -> Config:
     return _merge(config, data, path)
 
 
+def ignored_keys_notice(start: str) -> str | None:
+    """The line a command says on stderr when the config.toml of the project `start` is
+    in has command keys we ignore because the user has not trusted it (`command_keys`),
+    so that a model or a runner that does not run is never a mystery; None when there
+    are none (or no project, or a config.toml the command itself reports)."""
+    from .worktree import find_top
+
+    top = find_top(start)
+    if top is None:
+        return None
+    try:
+        ignored = load_config(os.path.join(top, ".voyager")).ignored_keys
+    except ConfigError:
+        return None
+    if not ignored:
+        return None
+    path = ignored[0].rsplit(": ", 1)[0]
+    keys = ", ".join(entry.rsplit(": ", 1)[1] for entry in ignored)
+    return (
+        f"voyager-brain: ignoring {keys} in {path}: the file is not trusted;"
+        " review it, then `voyager-brain trust` allows them"
+    )
+
+
 def command_keys(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The keys of a config.toml's `data` that make voyager-brain run a program, with
     their values, in the file's order: a non-empty ``model_command``, ``summarizer =

@@ -315,3 +315,46 @@ def test_mcp_help_says_what_it_serves_and_what_it_needs(tmp_path: Path) -> None:
     assert "over MCP" in out and "stdin and stdout" in out
     assert 'pip install "voyager-brain[mcp]"' in out
     assert '"args": ["mcp"]' in out
+
+
+def test_the_server_an_agent_starts_skips_the_command_line_and_names_ignored_keys(
+    project: Path,
+) -> None:
+    """`voyager-brain mcp` is routed before the command line (its commands and their
+    imports are a tenth of the start an agent waits for), and still says which
+    untrusted keys of config.toml it ignores, as every command does."""
+    config = project / ".voyager" / "config.toml"
+    config.write_text(config.read_text() + '\nmodel_command = "echo hi"\n')
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "voyager_brain", "mcp"],
+        input=json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"},
+                },
+            }
+        )
+        + "\n",
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == (
+        "voyager-brain"
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert "voyager_brain.integrations.mcp_server" in imported
+    # (click itself comes with the SDK, through uvicorn.)
+    assert not {"voyager_brain.cli", "voyager_brain.cli.common"} & imported
+    said = [line for line in done.stderr.splitlines() if not line.startswith("import time")]
+    assert said == [
+        f"voyager-brain: ignoring model_command in {config}: the file is not trusted;"
+        " review it, then `voyager-brain trust` allows them"
+    ]

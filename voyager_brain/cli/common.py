@@ -118,27 +118,12 @@ _SAY_IGNORED_THEMSELVES = frozenset({"trust", "status", "doctor", "pipeline", "m
 
 
 def say_ignored_keys(start: Path) -> None:
-    """One line on stderr when the project's config.toml has command keys we ignore
-    because the user has not trusted it (`config.command_keys`), so that a model or a
-    runner that does not run is never a mystery."""
-    from ..config import load_config
-    from ..errors import ConfigError
+    """`config.ignored_keys_notice` on stderr, when there is one."""
+    from ..config import ignored_keys_notice
 
-    top = repo.find_top(start)
-    if top is None:
-        return
-    try:
-        ignored = load_config(top / ".voyager").ignored_keys
-    except ConfigError:
-        return  # the command reports it
-    if ignored:
-        path = ignored[0].rsplit(": ", 1)[0]
-        keys = ", ".join(entry.rsplit(": ", 1)[1] for entry in ignored)
-        click.echo(
-            f"voyager-brain: ignoring {keys} in {path}: the file is not trusted;"
-            " review it, then `voyager-brain trust` allows them",
-            err=True,
-        )
+    notice = ignored_keys_notice(str(start))
+    if notice:
+        click.echo(notice, err=True)
 
 
 def start_folder(ctx: click.Context) -> Path:
