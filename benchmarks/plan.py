@@ -34,6 +34,10 @@ REDACT_OBSERVATION_TARGET_MS = 1.0  # redact() of a 200-byte observation, in pro
 GUARD_HOOK_TARGET = LONG_USE_HOOK_TARGET = 1.5
 IMPORT_TARGET_RATIO = 8.0  # `history import` of a transcript vs json.loads of its lines
 COMMAND_TARGET_RATIO = 4.0  # status, show, recall, rules list as processes vs python -c pass
+# `voyager-brain context` at 40,000 learnings: how many times faster than Rho's own code
+# in one tsx process (issue 29), with no cache and with a previous session's caches
+RHO_COLD_TARGET = 20.0
+RHO_CACHED_TARGET = 50.0
 LONG_USE_WAL_TARGET_MB = 1.25  # history.db-wal at its largest while hooks run (1 MB + a call)
 UI_PAGE_TARGET_MS = 200.0  # a dashboard page or its JSON twin, in process, warm
 HOOK_PAYLOAD = {

@@ -98,6 +98,11 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
 * **commands**: ``status``, ``show``, ``recall`` and ``rules list`` as processes, on a
   small project (``benchmarks/commands.py``), beside ``python -c pass``: <= 4x each.
 
+* **rho**: ``voyager-brain context`` at 40,000 learnings beside Rho's own readBrain +
+  foldBrain + buildBrainPrompt in one tsx process on the same file: 20x faster with no
+  cache, 50x with a previous session's caches. Runs only with ``VOYAGER_BENCH_RHO`` set
+  to a checkout of Rho and tsx installed (``benchmarks/rho.py``).
+
 The exit status is non-zero only when something fails; a missed target is printed (and
 listed at the end of the results file) but is not an error.
 """
@@ -134,6 +139,7 @@ from benchmarks.merge import bench_merge  # noqa: E402
 from benchmarks.pipeline import bench_pipeline  # noqa: E402
 from benchmarks.plan import FULL, ROOT, SMOKE, Plan, Results  # noqa: E402
 from benchmarks.redaction import bench_redaction  # noqa: E402
+from benchmarks.rho import bench_rho  # noqa: E402
 from benchmarks.session import (  # noqa: E402
     bench_compaction,
     bench_load,
@@ -164,6 +170,7 @@ TITLES = {
     "ui": "Dashboard (`voyager-brain ui`)",
     "long use": "Long use: history.db after thousands of hook calls",
     "commands": "Everyday commands as processes",
+    "rho": "Against Rho (seed 001's tool): the context of a large memory log",
 }
 FLOORS = {
     "load": 'floor: `MarkdownIt("commonmark").parse(text)` of the same file, same run',
@@ -220,6 +227,10 @@ FLOORS = {
     "database's log grew over fewer calls with the hooks' bound skipped",
     "commands": "floor: `python -c pass` in the same environment, taking turns with each "
     "command (the console script); one untimed run of each first",
+    "rho": "floor: Rho's own `readBrain` + `foldBrain` + `buildBrainPrompt` "
+    "(extensions/lib/brain-store.ts, run by tsx) as one process on the same log, taking "
+    "turns with ours; for ours, the caches removed before the first run of each turn, "
+    "kept for the second. The target is how many times faster than the floor",
 }
 
 
@@ -333,6 +344,7 @@ FAMILIES: dict[str, Callable[[Results, Plan, Path, Path], None]] = {
     "ui": bench_ui,
     "longuse": bench_longuse,
     "commands": bench_commands,
+    "rho": bench_rho,
 }
 
 
