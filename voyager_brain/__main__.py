@@ -3,8 +3,9 @@
 Hook calls run on every agent turn, git runs the merge driver once per brain file per
 merge, and an agent waits for its MCP server to start, so these are routed here before
 the CLI (and click) is imported; a session start (or a plain ``context``) first tries the
-context cache, which needs almost nothing imported. Everything else (``--help``
-included) goes to the click CLI.
+context cache, which needs almost nothing imported. So are the plainest forms of the
+read commands a person runs most (`cli.plain`). Everything else (``--help`` included)
+goes to the click CLI.
 """
 
 from __future__ import annotations
@@ -38,6 +39,16 @@ def main() -> None:
         cache.flush_saves()
     if argv == ["mcp"]:
         _mcp()
+    if argv and argv[0] in ("status", "show", "rules", "recall"):
+        from .cli.plain import quick
+
+        answer = quick(argv)
+        if answer is not None:
+            output, notice = answer
+            if notice:
+                print(notice, file=sys.stderr)
+            sys.stdout.write(output)
+            raise SystemExit(0)
     if len(argv) == 5 and argv[0] == "merge-driver" and not argv[1].startswith("-"):
         from .git.merge import run_driver
 

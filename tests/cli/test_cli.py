@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import ROOT, docs_generator, git, run_cli
+from conftest import ROOT, cli_ok, docs_generator, git, run_cli
 
 from voyager_brain.cli import cli as cli_group
 
@@ -421,7 +421,7 @@ def test_every_command_is_found_in_the_modules_named_for_it() -> None:
     from voyager_brain.cli.common import COMMANDS
 
     modules = {p.stem for p in (ROOT / "voyager_brain" / "cli").glob("*.py")}
-    assert modules - {"__init__", "common"} == {m for ms in COMMANDS.values() for m in ms}
+    assert modules - {"__init__", "common", "plain"} == {m for ms in COMMANDS.values() for m in ms}
     for module in modules - {"__init__"}:
         importlib.import_module(f"voyager_brain.cli.{module}")
     assert set(cli_group.commands) == set(COMMANDS)
@@ -453,4 +453,77 @@ def test_a_command_imports_only_its_own_module(repo: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 0 and "added" in done.stdout.lower(), done.stdout + done.stderr
-    assert done.stderr.split() == ["voyager_brain.cli.common", "voyager_brain.cli.session"]
+    assert done.stderr.split() == [
+        "voyager_brain.cli.common",
+        "voyager_brain.cli.plain",  # the texts the commands share with their plain forms
+        "voyager_brain.cli.session",
+    ]
+
+
+#: The command line through click, whatever `__main__` would route elsewhere.
+THROUGH_CLICK = "import sys\nfrom voyager_brain.cli import main\nmain(sys.argv[1:])\n"
+
+
+@pytest.fixture
+def busy_repo(repo: Path) -> Path:
+    """A project with something in every store `plain` reads, and a config.toml key it
+    ignores (the notice on stderr)."""
+    cli_ok(repo, "init")
+    cli_ok(repo, "add", "observation", "The build takes 40 s")
+    cli_ok(repo, "save", "-", input='{"activeState": {"currentGoal": "ship it"}}')
+    cli_ok(repo, "brain", "action=add", "type=learning", "text=CI runs on Node 22")
+    cli_ok(repo, "rules", "add", "--pattern", r"\bpip install\b", "--description", "use uv")
+    config = repo / ".voyager" / "config.toml"
+    config.write_text(config.read_text() + 'model_command = "echo hi"\n')
+    return repo
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("status",),
+        ("status", "--json"),
+        ("show",),
+        ("show", "--json"),
+        ("rules", "list"),
+        ("rules", "list", "--json"),
+        ("recall", "Node", "22"),
+        ("recall", "nothing-like-this"),
+        ("show", "decisions"),  # not a plain form: click answers both
+    ],
+)
+def test_the_plain_forms_answer_as_the_click_commands_do(
+    busy_repo: Path, args: tuple[str, ...]
+) -> None:
+    plain = run_cli(*args, cwd=busy_repo)
+    click = subprocess.run(
+        [sys.executable, "-c", THROUGH_CLICK, *args],
+        cwd=busy_repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert (plain.stdout, plain.stderr) == (click.stdout, click.stderr)
+    assert plain.stdout.strip()
+
+
+def test_outside_a_repository_a_plain_form_says_what_click_says(tmp_path: Path) -> None:
+    for args in (("status",), ("show",), ("recall", "x")):
+        plain = run_cli(*args, cwd=tmp_path)
+        assert plain.returncode == 2 and "Traceback" not in plain.stderr
+        assert plain.stderr.startswith("voyager-brain: "), plain.stderr
+
+
+def test_the_plain_forms_import_no_click(busy_repo: Path) -> None:
+    for args in (("rules", "list"), ("show",), ("status", "--json"), ("recall", "Node")):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "voyager_brain", *args],
+            cwd=busy_repo,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+        assert "voyager_brain.cli.plain" in imported, args
+        assert not {"click", "voyager_brain.cli.common"} & imported, args

@@ -9,19 +9,33 @@ merge-driver), `integrations` (hook, install claude), `rules` and `history` (gua
 and the session history), `pipeline` (the multi-agent pipeline), `ui` (the dashboard),
 `trust` (the
 project config's command settings), `doctor`, `demo`. A module is imported only when
-one of its commands runs (`common.COMMANDS`).
+one of its commands runs (`common.COMMANDS`); `plain` answers the plainest forms of
+`status`, `show`, `rules list` and `recall` without click.
 """
 
 from __future__ import annotations
 
-from typing import NoReturn
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
-from .common import cli
+    from .common import cli
 
 __all__ = ["cli", "main"]
 
 
+def __getattr__(name: str) -> Any:
+    # `cli` (and click with it) when asked for: `plain` answers some commands without.
+    if name == "cli":
+        from .common import cli
+
+        return cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point of the `voyager-brain` console script."""
+    from .common import cli
+
     cli.main(args=argv, prog_name="voyager-brain")
     raise SystemExit(0)  # pragma: no cover - cli.main always exits

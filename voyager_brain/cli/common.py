@@ -3,7 +3,6 @@ with exit code 2, the --json option, the repository a command runs in."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -12,6 +11,7 @@ import click
 
 from .. import __version__, repo
 from ..errors import BrainError, NotInRepositoryError
+from .plain import json_text
 
 if TYPE_CHECKING:
     from ..session.manager import BrainManager
@@ -61,7 +61,7 @@ def json_option(f: F) -> F:
 
 
 def print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+    click.echo(json_text(data), nl=False)
 
 
 #: Each command and the modules that define it: `install git` lives with the git
@@ -148,10 +148,3 @@ def manager_for(ctx: click.Context) -> BrainManager:
 
     repository_top(ctx)
     return BrainManager(start_folder(ctx))
-
-
-def relative(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import click
 
 from ..context.exports import TARGETS, export
-from .common import cli, json_option, manager_for, print_json, relative
+from .common import cli, json_option, manager_for, print_json
+from .plain import relative
 
 
 @cli.command("export")

@@ -8,16 +8,9 @@ from pathlib import Path
 
 import click
 
-from .common import (
-    UserError,
-    cli,
-    json_option,
-    print_json,
-    relative,
-    repository_top,
-    start_folder,
-)
+from .common import UserError, cli, json_option, print_json, repository_top, start_folder
 from .integrations import install
+from .plain import relative
 
 # -- the brain in git: diff, log, blame -------------------------------------------------
 

@@ -16,7 +16,8 @@ import click
 from .. import repo
 from ..config import load_config
 from ..errors import BrainError, HistoryError
-from .common import cli, json_option, print_json, relative, start_folder
+from .common import cli, json_option, print_json, start_folder
+from .plain import relative
 
 if TYPE_CHECKING:
     from ..guard.transcript import ImportReport

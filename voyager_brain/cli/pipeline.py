@@ -22,7 +22,8 @@ from ..pipeline.blackboard import LOGS_DIR
 from ..pipeline.engine import Pipeline, PipelineError
 from ..pipeline.events import read_events
 from ..timestamps import parse_timestamp
-from .common import UserError, cli, json_option, print_json, relative, start_folder
+from .common import UserError, cli, json_option, print_json, start_folder
+from .plain import relative
 
 #: What the watcher's runs are asked to do; the backlog's first characters follow.
 BACKLOG_TASK = "The backlog (.brain/BACKLOG.md) was updated; plan and build what it now asks:"

@@ -6,6 +6,7 @@ import click
 
 from ..context.recall import MAX_LIMIT
 from .common import UserError, cli, json_option, manager_for, print_json
+from .plain import recall_text
 
 
 @cli.command()
@@ -36,10 +37,4 @@ def recall(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
     if as_json:
         print_json({"query": text, "results": [hit.to_dict() for hit in hits]})
         return
-    if not hits:
-        click.echo(f"no match for {text!r}")
-        return
-    for hit in hits:
-        where = f"{hit.source} {hit.kind}"
-        when = f" {hit.date}" if hit.date and hit.date not in hit.key else ""
-        click.echo(f"[{where}] {hit.key}{when}\n    {hit.excerpt}")
+    click.echo(recall_text(text, hits), nl=False)

@@ -10,6 +10,7 @@ import click
 
 from ..errors import RuleError
 from .common import cli, json_option, print_json, start_folder
+from .plain import rule_line
 
 
 @cli.group()
@@ -38,13 +39,6 @@ project_option = click.option(
     default=None,
     help="The project's folder (default: the repository this runs in).",
 )
-
-
-def _rule_line(rule: Any) -> str:
-    what = f"/{rule.pattern}/" if rule.type == "regex" else "semantic"
-    tool = rule.tool or "every tool"
-    state = "" if rule.active else "  (disabled)"
-    return f"{rule.id:>4}  {rule.action:<5}  {tool:<12}  {what}  {rule.description}{state}"
 
 
 @rules.command(name="add")
@@ -133,7 +127,7 @@ def rules_list(ctx: click.Context, project: Path | None, show_all: bool, as_json
         click.echo("no rules" + (" apply to " + path if path else ""))
         return
     for rule in found:
-        click.echo(_rule_line(rule))
+        click.echo(rule_line(rule))
 
 
 @rules.command(name="show")
@@ -233,7 +227,7 @@ def rules_test(
         return
     click.echo(f"decision: {run.decision.action}")
     for m in run.decision.matches:
-        click.echo(_rule_line(m.rule) + (f"  ({m.reasoning})" if m.reasoning else ""))
+        click.echo(rule_line(m.rule) + (f"  ({m.reasoning})" if m.reasoning else ""))
     if run.reason is not None:
         click.echo("")
         click.echo(run.reason)

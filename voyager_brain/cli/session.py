@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from ..session.model import ENTRY_TYPES
 from ..session.reports import add_entry, status_report
-from .common import (
-    UserError,
-    cli,
-    json_option,
-    manager_for,
-    print_json,
-    relative,
-)
+from .common import UserError, cli, json_option, manager_for, print_json
+from .plain import relative, status_text
 
 # -- init ---------------------------------------------------------------------------------
 
@@ -70,54 +63,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         print_json(data)
         return
-    entries = data["entries"]
-    kinds = ", ".join(f"{entries[t]} {t}" for t in ENTRY_TYPES if entries[t])
-    rows = [
-        ("brain", relative(bm.path) + ("" if data["exists"] else " (not created yet)")),
-        ("project", data["project"]),
-        ("branch", data["branch"] or "(detached or unknown)"),
-        (
-            "size",
-            f"{data['size_bytes']:,} bytes, ~{data['tokens']:,} tokens of the "
-            f"{data['budget_tokens']:,}-token compaction budget ({data['budget_used']:.0%})",
-        ),
-        ("entries", f"{entries['total']}" + (f" ({kinds})" if kinds else "")),
-        ("updated", data["last_updated"] or "never"),
-        ("compacted", data["last_compaction"] or "never"),
-        (
-            "git",
-            "uncommitted: " + ", ".join(data["uncommitted"])
-            if data["uncommitted"]
-            else "brain files committed",
-        ),
-    ]
-    st = data["state"]
-    counts = st["counts"]
-    rows += [
-        (
-            "state",
-            relative(Path(st["path"]))
-            + (f", {st['session_count']} sessions" if st["exists"] else " (not created yet)"),
-        ),
-        (
-            "sections",
-            f"{counts['decisions']} decisions, {counts['known_issues']} known issues, "
-            f"{counts['key_files']} key files, {counts['stack'] + counts['custom_facts']} "
-            f"facts, {counts['next_steps']} next steps",
-        ),
-        ("goal", st["current_goal"] or "(none)"),
-        ("blockers", "; ".join(st["blockers"]) or "none"),
-    ]
-    if st["missing_key_files"]:
-        rows.append(
-            ("missing", "key files not in the working tree: " + ", ".join(st["missing_key_files"]))
-        )
-    if data["ignored_keys"]:
-        path = relative(Path(data["ignored_keys"][0].rsplit(": ", 1)[0]))
-        keys = ", ".join(entry.rsplit(": ", 1)[1] for entry in data["ignored_keys"])
-        rows.append(("ignored", f"{keys} in {path} (not trusted; `voyager-brain trust`)"))
-    for name, value in rows:
-        click.echo(f"{name:<10} {value}")
+    click.echo(status_text(bm, data), nl=False)
 
 
 # -- add ----------------------------------------------------------------------------------
