@@ -34,6 +34,25 @@ db.execute(
 db.execute("COMMIT")
 os._exit(0)
 """
+#: The same with the C modules the packages wrap (`_json`, `_sqlite3`): the least a Python
+#: hook that reads history.db can cost; `_sqlite3` itself imports functools and collections.
+MINIMAL_C = """
+import sys, os, _json, _sqlite3
+class Reading:
+    strict, object_hook, object_pairs_hook = True, None, None
+    parse_float, parse_int, parse_constant = float, int, None
+payload, _ = _json.make_scanner(Reading())(sys.stdin.read(), 0)
+db = _sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+db.execute("SELECT * FROM rules WHERE active = 1").fetchall()
+db.execute(
+    "INSERT INTO tool_calls (message_id, tool, input, external_id) VALUES (1, ?, ?, ?)",
+    (payload["tool_name"], _json.encode_basestring(str(payload["tool_input"])),
+     "minc-" + payload["tool_use_id"]),
+)
+db.execute("COMMIT")
+os._exit(0)
+"""
 COMMANDS = ("rm", "curl", "git", "pip", "npm", "docker", "kubectl", "terraform", "psql", "ssh")
 FLAGS = ("-rf", "--force", "--hard", "-9", "--no-verify", "--prune", "-f", "--all", "-y", "-x")
 TARGETS = ("/", "main", "production", "prod-db", "origin", "~", "*", "node_modules", "/etc", "..")
@@ -290,14 +309,17 @@ def bench_guard(results: Results, plan: Plan, parent: Path, pycache: Path) -> No
     # the payload is JSON, the record is a row of history.db. Ours beside it is what the
     # check itself costs.
     minimal = [sys.executable, "-c", MINIMAL, str(home / "history.db")]
+    minimal_c = [sys.executable, "-c", MINIMAL_C, str(home / "history.db")]
     # Warm-up: bytecode, pattern cache.
     outputs = [run_child(hook, env, top, stdin=payload(agent)) for agent, hook in hooks.items()]
     run_child(minimal, env, top, stdin=payload())
-    bares, minimals = [], []
+    run_child(minimal_c, env, top, stdin=payload())
+    bares, minimals, minimals_c = [], [], []
     times: dict[str, list[float]] = {agent: [] for agent in hooks}
     for _ in range(plan.guard_runs):
         bares.append(timed(lambda: run_child([sys.executable, "-c", "pass"], env, top)))
         minimals.append(timed(lambda: run_child(minimal, env, top, stdin=payload())))
+        minimals_c.append(timed(lambda: run_child(minimal_c, env, top, stdin=payload())))
         for agent, hook in hooks.items():
             stdin = payload(agent)
             times[agent].append(
@@ -313,6 +335,16 @@ def bench_guard(results: Results, plan: Plan, parent: Path, pycache: Path) -> No
             size,
             plan.guard_runs,
             statistics.median(minimals),
+            bare,
+        ),
+    )
+    results.add(
+        "guard",
+        Row(
+            "... the same with the C modules (_json, _sqlite3)",
+            size,
+            plan.guard_runs,
+            statistics.median(minimals_c),
             bare,
         ),
     )
@@ -362,6 +394,10 @@ def bench_guard(results: Results, plan: Plan, parent: Path, pycache: Path) -> No
             for raw in f:
                 json.loads(raw)
 
+    # Untimed: the caches a second import finds (the redaction hint, compiled programs).
+    warm = gdb.open_database(str(parent / "import-warm.db"))
+    import_transcript(warm, str(transcript))
+    warm.close()
     imports, floors = [], []
     for n in range(plan.guard_import_runs):
         floors.append(timed(parse_only))

@@ -141,7 +141,7 @@ FULL = Plan(
     guard_test_rules=1_000,
     guard_runs=15,
     guard_transcript_mb=50,
-    guard_import_runs=3,
+    guard_import_runs=5,  # a shared machine moves one run by a third
 )
 SMOKE = Plan(
     sizes=(20,),

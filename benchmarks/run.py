@@ -195,7 +195,9 @@ FLOORS = {
     "guard": "floor: `python -c pass` in the same environment, taking turns with ours; the "
     "minimal hook (imports `re`, `json`, `sqlite3`, reads the payload, selects the active "
     "rules, inserts one row into the same history.db) is what any Python hook doing this "
-    "job pays; for the import, `json.loads` of every line of the same transcript",
+    "job pays, and the same with the C modules those packages wrap the least it can; for "
+    "the import, `json.loads` of every line of the same transcript (one untimed import "
+    "first)",
     "pipeline": "floors: the same four agent processes started one after the other without "
     "the engine; for the role guard, the same hook and Write with no pipeline role",
     "mcp": "floor: `python -c pass` in the same environment, taking turns with ours and with "

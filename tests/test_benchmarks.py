@@ -94,8 +94,8 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     history = _table_rows(text, "History")
     assert len(history) == 1 and "`voyager-brain log`" in history[0] and "30 commits" in history[0]
     guard = _table_rows(text, "Guard rules")
-    assert len(guard) == 8  # one tool-call hook row per agent
-    assert count(guard, "minimal hook") == 1
+    assert len(guard) == 9  # one tool-call hook row per agent
+    assert count(guard, "minimal hook") == 1 and count(guard, "with the C modules") == 1
     for name in ("claude pre-tool-use", "codex pre-tool-use", "gemini before-tool"):
         assert count(guard, f"hook {name} (no rule matches)") == 1
     assert count(guard, "cursor pre-tool-use") == 1 and count(guard, "copilot pre-tool-use") == 1

@@ -666,9 +666,28 @@ def test_redaction_is_the_same_before_and_after_the_anchor_set() -> None:
     saved = redact_module._scanned
     try:
         redact_module._scanned = redact_module._ONE_BY_ONE
+        redact_module._memo.clear()  # each way redacts every text itself
         fast = [redact(case.text) for case in LEAKS]
         redact_module._scanned = 0
+        redact_module._memo.clear()
         slow = [redact(case.text) for case in LEAKS]
     finally:
         redact_module._scanned = saved
     assert fast == slow
+
+
+@given(
+    st.lists(st.sampled_from([case.text for case in LEAKS] + ["command", "ls -la"]), max_size=30)
+)
+def test_a_short_text_redacts_the_same_from_the_memo(texts: list[str]) -> None:
+    """Short texts' redactions are kept: asked again, the same text as a fresh scan."""
+    for text in texts:
+        assert redact(text) == redact_module._scan(text)[0]
+
+
+def test_the_memo_stays_bounded() -> None:
+    for n in range(redact_module._MEMO_SIZE + 10):
+        redact(f"short text {n}")
+    assert len(redact_module._memo) <= redact_module._MEMO_SIZE
+    long = "x" * (redact_module._SHORT + 1)
+    assert redact(long) == long and long not in redact_module._memo
