@@ -198,3 +198,12 @@ def test_rule_origin_is_the_message_and_task_that_made_the_rule(db: sqlite3.Conn
     assert rule_origin(db, 2) is None  # made by hand, from no message
     with pytest.raises(HistoryError, match="no rule 77"):
         rule_origin(db, 77)
+
+
+@pytest.mark.parametrize("ref", ["9" * 26, "9" * 5000, "-1", "0"])
+def test_a_number_no_session_has_is_no_session(db: sqlite3.Connection, ref: str) -> None:
+    """Past SQLite's 64-bit integers (OverflowError) or int()'s digits (ValueError): the
+    same "no session" as any unknown id, naming at most 80 characters of it."""
+    with pytest.raises(HistoryError, match=r"^no session ") as info:
+        find_session(db, ref)
+    assert len(str(info.value)) < 200

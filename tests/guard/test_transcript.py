@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from conftest import run_cli
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -706,3 +707,55 @@ def test_a_line_is_read_as_json_reads_it(raw: bytes) -> None:
             return type(exc).__name__
 
     assert outcome(_loads_line) == outcome(json.loads)
+
+
+# -- hostile lines: nested past the reader, lone surrogates ---------------------------------
+
+
+def _user_line(uuid: str, session: str, text: str, cwd: Path) -> str:
+    entry = {
+        "type": "user",
+        "uuid": uuid,
+        "sessionId": session,
+        "timestamp": "2026-01-01T00:00:00Z",
+        "cwd": str(cwd),
+        "message": {"role": "user", "content": text},
+    }
+    return json.dumps(entry) + "\n"
+
+
+def test_a_line_nested_past_the_reader_is_a_bad_line(
+    db: sqlite3.Connection, repo: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "deep.jsonl"
+    deep = '{"type": "user", "uuid": "u2", "message": {"content": ' + "[" * 50_000
+    path.write_text(_user_line("u1", "s1", "hello", repo) + deep + "]" * 50_000 + "}}\n")
+    report = import_transcript(db, str(path))
+    assert (report.messages_added, report.bad_lines) == (1, 1)
+
+
+def test_lone_surrogates_in_ids_and_texts_are_stored_as_u_fffd(
+    db: sqlite3.Connection, repo: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "lone.jsonl"
+    path.write_text(_user_line("u1\ud800", "s1\udfff", "a \ud800 b", repo))
+    report = import_transcript(db, str(path))
+    assert report.messages_added == 1
+    row = db.execute(
+        "SELECT m.content, m.external_id, s.external_id FROM messages m"
+        " JOIN sessions s ON s.id = m.session_id"
+    ).fetchone()
+    assert tuple(row) == ("a \ufffd b", "u1\ufffd", "s1\ufffd")
+
+
+def test_a_folder_with_hostile_files_imports_every_file(repo: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(
+        _user_line("a1", "sa", "hello", repo) + "[" * 50_000 + "]" * 50_000 + "\n"
+    )
+    (folder / "b.jsonl").write_text(_user_line("b1\ud800", "sb", "x \ud800", repo))
+    (folder / "c.jsonl").write_text(_user_line("c1", "sc", "plain", repo))
+    done = run_cli("history", "import", str(folder), cwd=repo)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stdout.count("+1 messages") == 3

@@ -453,7 +453,15 @@ def test_a_missing_history_says_how_to_start_one_and_is_not_created(
 
 
 def test_unknown_things_are_404_with_a_message(client: TestClient) -> None:
-    for path in ("/history/999999", "/brain?project=999", "/brain?project=../etc", "/nowhere"):
+    beyond = "9" * 26  # past SQLite's 64-bit integers (an OverflowError once: a 500)
+    for path in (
+        "/history/999999",
+        f"/history/{beyond}",
+        f"/history/{'9' * 5000}",  # past the digits int() reads
+        "/brain?project=999",
+        "/brain?project=../etc",
+        "/nowhere",
+    ):
         page = client.get(path)
         assert page.status_code == 404, path
         assert "Not found" in page.text

@@ -60,7 +60,9 @@ def find_session(db: sqlite3.Connection, ref: str) -> dict[str, Any]:
     Raises `HistoryError` when no session, or more than one, matches."""
     base = f"SELECT {_SESSION_COLUMNS} FROM sessions s JOIN projects p ON p.id = s.project_id"
     ref = ref.strip()
-    if ref.isascii() and ref.isdigit():  # "²" is a digit to str.isdigit, not to int()
+    # "²" is a digit to str.isdigit, not to int(); SQLite's integers are 64-bit (19
+    # digits at most), and int() refuses thousands of digits.
+    if ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63:
         found = _dicts(db.execute(f"{base} WHERE s.id = ?", (int(ref),)))
         if found:
             return found[0]
@@ -78,8 +80,9 @@ def find_session(db: sqlite3.Connection, ref: str) -> dict[str, Any]:
             raise HistoryError(
                 f"session {ref!r} is ambiguous: more than one session id starts with it"
             )
+    shown = ref if len(ref) <= 80 else ref[:80] + "…"
     raise HistoryError(
-        f"no session {ref!r} in the history (give a row id or a session id from"
+        f"no session {shown!r} in the history (give a row id or a session id from"
         " `voyager-brain history sessions`)"
     )
 

@@ -328,8 +328,15 @@ class _Import:
             return None
         try:
             entry = _loads_line(raw)
-        except ValueError:  # not JSON, not UTF-8, or torn by a writer
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, torn, nested too deep
             entry = None
+        if isinstance(entry, dict) and b"\\u" in raw:
+            from ..untrusted import may_hold_surrogates, scrub_json
+
+            if may_hold_surrogates(raw.decode("utf-8", "replace")):
+                # Ids and texts go into SQLite, which stores UTF-8 only: a lone
+                # surrogate becomes U+FFFD, as it does from a hook's stdin.
+                entry = scrub_json(entry)
         if not isinstance(entry, dict):
             self.counts["bad_lines"] += 1
             return None
