@@ -11,9 +11,11 @@ as the log treats every bad line; a long line that is valid is data, and is read
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -135,6 +137,12 @@ def _json_huge(old: bytes) -> tuple[bytes, int | None]:
     return new, _line_of(old, b'"architecture"')
 
 
+def _json_big_int(old: bytes) -> tuple[bytes, int | None]:
+    # Past the 4,300 digits Python converts: json.loads raises a bare ValueError.
+    new = old.replace(b'"sessionCount": 0', b'"sessionCount": ' + b"9" * 5000)
+    return new, _line_of(old, b'"sessionCount"')
+
+
 def _md_nul(old: bytes) -> tuple[bytes, int | None]:
     return old + b"a line with a \0 byte\n", old.count(b"\n") + 1
 
@@ -166,6 +174,7 @@ CORRUPTIONS: dict[str, tuple[Path, Corruption]] = {
     "brain.json-nul": (BRAIN_JSON, _json_nul),
     "brain.json-not-utf8": (BRAIN_JSON, _json_not_utf8),
     "brain.json-huge": (BRAIN_JSON, _json_huge),
+    "brain.json-big-int": (BRAIN_JSON, _json_big_int),
     "brain.md-nul": (BRAIN_MD, _md_nul),
     "brain.md-not-utf8": (BRAIN_MD, _md_not_utf8),
     "config.toml-deep": (CONFIG, _toml_deep),
@@ -174,7 +183,7 @@ CORRUPTIONS: dict[str, tuple[Path, Corruption]] = {
     "config.toml-huge": (CONFIG, _toml_huge),
 }
 #: Every command and hook against these; a few representative ones against the rest.
-SWEPT = ("brain.json-deep", "brain.md-nul", "config.toml-deep")
+SWEPT = ("brain.json-deep", "brain.json-big-int", "brain.md-nul", "config.toml-deep")
 FEW = ("status", "context", "add", "save")
 FEW_HOOKS = ("session-start", "stop")
 #: Commands that never read the file: the memory tool, the guard's rules and git's log
@@ -264,6 +273,7 @@ LOG_LINES = {
     "nul": b'{"id": "deadbeef", "type": "learning", "text": "a \0 b"}\n',
     "not-utf8": b'{"id": "deadbeef", "type": "learning", "text": "caf\xe9"}\n',
     "huge": b'{"id": "deadbeef", "type": "learning", "text": "' + HUGE.encode() + b"\n",
+    "big-int": b'{"id": "deadbeef", "type": "learning", "text": "n", "n": ' + b"9" * 5000 + b"}\n",
 }
 
 
@@ -538,3 +548,111 @@ def test_a_rules_toml_of_more_rules_than_a_check_affords_is_refused(repo: Path) 
     done = run_cli("rules", "sync", cwd=repo)
     assert "1001 rules, more than the 1000" in done.stdout + done.stderr
     assert run_cli("rules", "list", "--json", cwd=repo).stdout.count('"r1000"') == 0
+
+
+# -- text that is not a character: a lone surrogate, as a JSON escape -------------------
+
+LONE = '"ship \\ud800 it"'  # JSON's escape of a lone surrogate: valid JSON, not Unicode
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("show",),
+        ("status",),
+        ("context",),
+        ("brain", "action=list"),
+        ("recall", "ship"),
+        ("memory", "gc"),
+        ("save", "update.json"),
+        ("show", "--json"),
+    ],
+)
+def test_a_lone_surrogate_in_a_brain_file_is_shown_escaped_and_kept(
+    project: Path, args: tuple[str, ...]
+) -> None:
+    """A hand edit or another tool can leave "\\ud800" in brain.json or a memory log: it is
+    read, shown as its escape, and written back as it was, never a traceback."""
+    state = project / BRAIN_JSON
+    state.write_bytes(
+        state.read_bytes().replace(b'"currentGoal": ""', b'"currentGoal": ' + LONE.encode())
+    )
+    log = project / LOG
+    log.write_bytes(
+        log.read_bytes()
+        + b'{"id": "5a7e0001", "type": "learning", "text": '
+        + LONE.encode()
+        + b', "created": "2026-01-01T00:00:00.000Z"}\n'
+    )
+    done = run_cli(*args, cwd=project)
+    assert "Traceback" not in done.stderr
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
+    if args[0] != "memory" and args[0] != "save":
+        assert "\\ud800" in done.stdout
+    assert b'"ship \\ud800 it"' in state.read_bytes()
+    assert b'"ship \\ud800 it"' in log.read_bytes()
+
+
+def test_a_lone_surrogate_reaches_the_agent_escaped(project: Path) -> None:
+    log = project / LOG
+    log.write_bytes(
+        log.read_bytes()
+        + b'{"id": "5a7e0001", "type": "learning", "text": '
+        + LONE.encode()
+        + b"}\n"
+    )
+    done = run_cli("hook", "claude", "session-start", cwd=project, input="{}")
+    assert (done.returncode, done.stderr) == (0, "")
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "ship \ud800 it" in context
+
+
+def test_an_argument_that_is_not_utf8_is_one_line(project: Path) -> None:
+    before = (project / BRAIN_MD).read_bytes()
+    done = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "add", "observation", b"caf\xc3\xa9 \xff"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert_one_line(done, "voyager-brain: argument 3: not valid UTF-8 (byte 0xff)")
+    assert (project / BRAIN_MD).read_bytes() == before
+
+
+# -- the pipeline's state and events -------------------------------------------------------
+
+STATE = Path(".brain/pipeline-state.json")
+
+
+@pytest.mark.parametrize(
+    ("kind", "data", "detail"),
+    [
+        ("big-int", b'{"status": ' + b"9" * 5000 + b"}", "an integer of 5,000 digits"),
+        ("deep", b'{"status":\n' + DEEP.encode() + b"}", "levels deep"),
+    ],
+)
+@pytest.mark.parametrize("command", ["status", "resume", "cancel", "doctor"])
+def test_a_pipeline_state_that_cannot_be_read_is_one_line(
+    project: Path, kind: str, data: bytes, detail: str, command: str
+) -> None:
+    (project / STATE).parent.mkdir()
+    (project / STATE).write_bytes(data)
+    args = ("doctor",) if command == "doctor" else ("pipeline", command)
+    done = run_cli(*args, cwd=project)
+    line = 2 if kind == "deep" else 1
+    if command == "doctor":
+        assert "Traceback" not in done.stderr + done.stdout and done.returncode == 1
+        assert f"{STATE}:{line}: " in done.stdout and detail in done.stdout
+    else:
+        assert detail in assert_one_line(done, f"{STATE}:{line}: ")
+    assert (project / STATE).read_bytes() == data
+
+
+def test_a_deep_event_line_is_skipped_by_status(project: Path) -> None:
+    assert run_cli("pipeline", "init", cwd=project).returncode == 0
+    events = project / ".brain" / "events.jsonl"
+    old = events.read_bytes() if events.exists() else b""
+    events.write_bytes(old + b'{"event": "x", "at": ' + DEEP.encode() + b"}\n")
+    done = run_cli("pipeline", "status", "--events", "5", cwd=project)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]

@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 
 def main() -> None:
     argv = sys.argv[1:]
+    # Text that is not a character (a lone surrogate, read from a JSON escape such as
+    # "\ud800" in a brain file) is shown as that escape rather than failing the write:
+    # inside JSON (--json, a hook's answer) it is the string's own escape.
+    sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    for n, arg in enumerate(argv, 1):
+        _check_argument(n, arg)
     if argv[:1] in (["hook"], ["context"], ["merge-driver"]):
         # Short-lived, and building tens of thousands of small objects (folds, rank
         # keys): the cycle collector would walk them all again and again for nothing
@@ -56,6 +62,21 @@ def main() -> None:
     from .cli import main as cli_main
 
     cli_main()
+
+
+def _check_argument(n: int, arg: str) -> None:
+    """Exit 2 with one line when argument `n` holds bytes that are not UTF-8 (Python
+    hands them over as lone surrogates): nothing could store or show them as given."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(arg[exc.start])
+        what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        print(
+            f"voyager-brain: argument {n}: not valid UTF-8 ({what}); expected UTF-8 text",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
 
 
 def _hook(agent: str, event: str) -> NoReturn:

@@ -350,7 +350,7 @@ def test_save_rejects_a_bad_update_and_leaves_the_file(repo: Path) -> None:
         'critical, got "urgent"'
     )
     not_json = run_cli("save", cwd=repo, input="{nope")
-    assert not_json.returncode == 2 and "stdin: not valid JSON" in not_json.stderr
+    assert not_json.returncode == 2 and "stdin:1: not valid JSON" in not_json.stderr
     assert "Traceback" not in bad.stderr + not_json.stderr
     assert (repo / ".voyager" / "brain.json").read_bytes() == before
 

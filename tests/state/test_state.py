@@ -687,7 +687,7 @@ def test_loads_of_not_utf8_names_file_and_line() -> None:
     with pytest.raises(CorruptFileError) as info:
         state.loads(b'{\n  "project": "caf\xe9"\n}\n', path)
     assert (info.value.path, info.value.line) == (path, 2)
-    assert str(info.value) == f"{path}:2: not valid UTF-8; expected a JSON text file"
+    assert str(info.value) == f"{path}:2: not valid UTF-8 (byte 0xe9); expected a JSON text file"
 
 
 def test_loads_counts_lines_after_a_byte_order_mark() -> None:
@@ -698,7 +698,7 @@ def test_loads_counts_lines_after_a_byte_order_mark() -> None:
             state.loads(data, Path("brain.json"))
         assert (info.value.line, str(info.value)) == (
             2,
-            "brain.json:2: not valid UTF-8; expected a JSON text file",
+            "brain.json:2: not valid UTF-8 (byte 0xe9); expected a JSON text file",
         ), data
 
 

@@ -3,7 +3,6 @@ other tools' files in."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,25 +25,23 @@ from .common import (
 
 def _read_json(source: str, label: str) -> Any:
     """JSON from a file path or `-` (stdin), as one clear error when it is not JSON."""
+    from ..jsonfile import JSONTextError
+    from ..jsonfile import loads as read_json
+
     if source == "-":
-        text, where = sys.stdin.read(), "stdin"
+        data, where = sys.stdin.buffer.read(), "stdin"
     else:
         path = Path(source)
         if not path.is_file():
             raise UserError(f"{source}: no such file")
-        text, where = path.read_text(encoding="utf-8-sig"), source
+        data, where = path.read_bytes(), source
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{where}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); "
-            f"expected {label}"
-        ) from None
-    except RecursionError:  # the decoder recurses once per level of nesting
-        from ..nesting import too_deep
-
-        detail, line = too_deep(text)
-        raise UserError(f"{where}:{line}: {detail}") from None
+        return read_json(data)
+    except JSONTextError as exc:
+        at = f"{where}:{exc.line}" if exc.line is not None else where
+        # Bytes that are not UTF-8 say already what was expected: a JSON text file.
+        detail = exc.detail if "; expected " in exc.detail else f"{exc.detail}; expected {label}"
+        raise UserError(f"{at}: {detail}") from None
 
 
 def _save_update(

@@ -152,9 +152,10 @@ def store(
     from pathlib import Path
 
     from ..errors import UnsafePathError
+    from ..jsonfile import dumps
     from ..storage import atomic_write
 
-    data = json.dumps(record, ensure_ascii=False).encode()
+    data = dumps(record).encode()
     try:
         atomic_write(Path(cache_path(cwd)), data, durable=False)
     except (OSError, UnsafePathError):  # a read-only or full disk, or a cache folder

@@ -349,6 +349,14 @@ def _stale(con: sqlite3.Connection, stores: list[_Store]) -> list[_Store] | None
     return [s for s in stores if known.get(s.source) != s.fingerprint]
 
 
+def _escaped(doc: Doc) -> Doc:
+    """`doc` with each lone surrogate (from a JSON escape in a store, "\\ud800") as that
+    escape's text, which SQLite and the hash take."""
+    return tuple(  # type: ignore[return-value]
+        None if p is None else p.encode("utf-8", "backslashreplace").decode("utf-8") for p in doc
+    )
+
+
 def _digest(doc: Doc) -> bytes:
     import hashlib
 
@@ -377,7 +385,11 @@ def _refresh(con: sqlite3.Connection, stores: list[_Store], everything: bool) ->
             after = max((r for rowids in old.values() for r in rowids), default=band - 1) + 1
             added: list[tuple[int, bytes, Doc]] = []
             for doc in store.read():
-                digest = _digest(doc)
+                try:
+                    digest = _digest(doc)
+                except UnicodeEncodeError:  # a lone surrogate, from a JSON escape
+                    doc = _escaped(doc)
+                    digest = _digest(doc)
                 kept = old.get(digest)
                 if kept:
                     kept.pop()

@@ -476,8 +476,11 @@ def _apply(
 
 
 def encode(entry: Mapping[str, Any]) -> bytes:
-    """One line of the log: compact JSON, UTF-8 as is, a final newline."""
-    return (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    """One line of the log: compact JSON, UTF-8 as is, a final newline; a lone surrogate
+    (read from a line that escaped it) is written escaped again."""
+    return (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+        "utf-8", "backslashreplace"
+    )
 
 
 def append(

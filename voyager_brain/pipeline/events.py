@@ -4,11 +4,10 @@ closed before the next one and skipped when read."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from .. import storage
+from .. import jsonfile, storage
 from ..errors import CorruptFileError
 from ..redact import redact_json
 from ..session.manager import Clock
@@ -54,7 +53,7 @@ def append_event(root: Path, name: str, clock: Clock, **fields: Any) -> dict[str
     # Fields carry a task, an agent's error or a path: redacted like every stored text.
     fields = redact_json(fields)  # type: ignore[assignment]
     event: dict[str, Any] = {"event": name, "at": format_timestamp(clock()), **fields}
-    line = json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n"
+    line = jsonfile.dumps(event, separators=(",", ":")) + "\n"
     path = events_path(root)
     with storage.locked(path):
         # A line torn by a crash is closed first, so that ours is not glued onto it.
@@ -88,8 +87,8 @@ def read_events(root: Path) -> list[dict[str, Any]]:
         if not raw.strip():
             continue
         try:
-            event = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            event = jsonfile.loads(raw)
+        except jsonfile.JSONTextError:  # torn, or not JSON we can read: skipped
             continue
         if not isinstance(event, dict) or not isinstance(event.get("event"), str):
             raise CorruptFileError(path, "expected an object with an 'event' name", number)

@@ -20,7 +20,6 @@ cannot read are reported and left exactly as they are (not even a lock file is c
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -77,7 +76,9 @@ def _dump_registry(projects: Iterable[str], document: dict[str, Any]) -> bytes:
     # Sorted and deduplicated, "projects" first: the same set always gives the same bytes.
     out = {"projects": sorted(set(projects))}
     out.update((k, v) for k, v in document.items() if k != "projects")
-    return (json.dumps(out, indent=2, ensure_ascii=False) + "\n").encode()
+    from ..jsonfile import dumps
+
+    return (dumps(out, indent=2) + "\n").encode()
 
 
 def known_projects() -> list[Path]:

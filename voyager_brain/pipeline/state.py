@@ -21,7 +21,6 @@ corrupt state is never overwritten: `reset` moves it aside.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -224,8 +223,11 @@ class PipelineState(Value):
         return out
 
     def dumps(self) -> str:
-        """The file's text: two-space indent, UTF-8 as is, a final newline."""
-        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+        """The file's text: two-space indent, UTF-8 as is (a lone surrogate escaped), a
+        final newline."""
+        from ..jsonfile import dumps
+
+        return dumps(self.to_json(), indent=2) + "\n"
 
     @classmethod
     def from_json(cls, document: object, path: Path | None = None) -> PipelineState:
@@ -475,15 +477,15 @@ def mark_stalled(
 
 
 def json_document(data: bytes, path: Path) -> Any:
-    """`data` parsed as JSON; `CorruptFileError` naming `path` (and the line) if it is not."""
+    """`data` parsed as JSON; `CorruptFileError` naming `path` (and the line) if it is not
+    (`jsonfile`: not UTF-8, not JSON, nested too deep, an integer too long)."""
+    from ..jsonfile import JSONTextError
+    from ..jsonfile import loads as read_json
+
     try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise CorruptFileError(path, "not valid UTF-8; expected a JSON text file") from None
-    except json.JSONDecodeError as exc:
-        raise CorruptFileError(
-            path, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno
-        ) from None
+        return read_json(data)
+    except JSONTextError as exc:
+        raise CorruptFileError(path, exc.detail, exc.line) from None
 
 
 def _parse(data: bytes, path: Path) -> PipelineState:

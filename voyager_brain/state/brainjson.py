@@ -276,8 +276,11 @@ def ordered(state: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def dumps(state: Mapping[str, Any]) -> str:
-    """The file's text: two-space indent, UTF-8 as is, a final newline."""
-    return json.dumps(state, indent=2, ensure_ascii=False) + "\n"
+    """The file's text: two-space indent, UTF-8 as is (a lone surrogate escaped), a final
+    newline."""
+    from ..jsonfile import dumps as json_text
+
+    return json_text(state, indent=2) + "\n"
 
 
 def loads(data: bytes, path: Path) -> dict[str, Any]:
@@ -285,25 +288,16 @@ def loads(data: bytes, path: Path) -> dict[str, Any]:
     file and line) or the document breaks the schema (naming the file, the line where
     the field starts, when it can be found, and the field); the file is never rewritten
     in that state."""
+    from ..jsonfile import JSONTextError, decode
+    from ..jsonfile import loads as read_json
+
     data = data.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors add
     conflicts.check(data, path)  # a merge's markers are never read as content
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise CorruptFileError(path, "not valid UTF-8; expected a JSON text file", line) from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CorruptFileError(
-            path, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno
-        ) from None
-    except RecursionError:
-        # The decoder recurses once per nested array or object; a hostile file nested
-        # thousands of levels deep exhausts the stack before it is read.
-        from ..nesting import too_deep
-
-        raise CorruptFileError(path, *too_deep(text)) from None
+        text = decode(data)
+        document = read_json(text)
+    except JSONTextError as exc:
+        raise CorruptFileError(path, exc.detail, exc.line) from None
     try:
         validate(document, "brain.json")
     except StateError as exc:
