@@ -302,3 +302,41 @@ def test_doctor_names_a_corrupt_history(repo: Path, isolated_env: Path) -> None:
     assert done.returncode == 1
     line = next(x for x in done.stdout.splitlines() if "history.db" in x)
     assert line.startswith("FAIL") and "not a SQLite database" in line
+
+
+def test_a_table_dropped_by_another_tool_is_one_line_and_doctor_makes_it_again(
+    repo: Path, isolated_env: Path
+) -> None:
+    """A history.db at our schema version without its rules table: every command that
+    needs it says so in one line (not "no such table" from deep in a query), the
+    tool-call hook fails open, and `doctor --repair` makes the table again, empty."""
+    from conftest import run_cli
+
+    assert (
+        run_cli("rules", "add", "--pattern", "rm -rf", "--description", "x", cwd=repo).returncode
+        == 0
+    )
+    db = sqlite3.connect(isolated_env / "history.db")
+    db.execute("DROP TABLE rules")
+    db.commit()
+    db.close()
+    said = "history.db: no table rules (changed by hand or by another tool)"
+    for args in (("rules", "list"), ("rules", "add", "--pattern", "x", "--description", "y")):
+        done = run_cli(*args, cwd=repo)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert len(done.stderr.splitlines()) == 1 and said in done.stderr, done.stderr
+    hook = run_cli(
+        "hook",
+        "claude",
+        "pre-tool-use",
+        cwd=repo,
+        input='{"session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}',
+    )
+    assert (hook.returncode, hook.stdout) == (0, "") and said in hook.stderr
+    doctor = run_cli("doctor", cwd=repo)
+    assert doctor.returncode == 1 and said in doctor.stdout
+    repaired = run_cli("doctor", "--repair", cwd=repo)
+    assert "no table rules: made again, empty" in repaired.stdout, repaired.stdout
+    assert run_cli("rules", "list", cwd=repo).stdout == "no rules\n"
+    tables = sqlite3.connect(isolated_env / "history.db").execute("SELECT name FROM sqlite_master")
+    assert gdb.TABLES - {row[0] for row in tables} == set()

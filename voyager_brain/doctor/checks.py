@@ -328,6 +328,12 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     try:
         db = gdb.open_database(path)
     except HistoryError as exc:
+        if repair and ": no table " in str(exc):
+            gdb.remake_tables(path)
+            gone = str(exc).split(" (changed by hand")[0]
+            yield Finding("error", f"{gone}: made again, empty", repaired=True)
+            yield from _check_history(top, False, clock)
+            return
         hint = (
             "until then the guard lets every tool call through (or denies every one, with"
             ' guard_fail = "closed" in config.toml)'

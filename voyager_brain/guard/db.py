@@ -255,6 +255,12 @@ def m010_dashboard_indexes(db: sqlite3.Connection) -> None:
 
 
 SCHEMA_VERSION = len(MIGRATIONS)
+#: The tables the migrations make and every query needs: a history.db at
+#: `SCHEMA_VERSION` without one of them was changed by hand or by another tool.
+TABLES = frozenset(
+    {"rules", "rule_sets", "rule_embeddings", "projects", "sessions", "messages"}
+    | {"tool_calls", "rule_triggers"}
+)
 
 
 # -- connections -------------------------------------------------------------------------
@@ -341,6 +347,13 @@ def open_database(path: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connec
             if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 db.execute("PRAGMA journal_mode = WAL")
             _migrate(db, path)
+        else:
+            missing = TABLES - {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if missing:
+                raise HistoryError(
+                    f"{path}: no table {', '.join(sorted(missing))} (changed by hand or by"
+                    " another tool); `voyager-brain doctor --repair` makes it again, empty"
+                )
         # WAL makes a commit durable at the next checkpoint rather than at once: a
         # crash may lose the last tool calls, never corrupt the file.
         db.execute("PRAGMA synchronous = NORMAL")
@@ -381,6 +394,17 @@ def _migrate(db: sqlite3.Connection, path: str) -> None:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+
+def remake_tables(path: str) -> None:
+    """Run every migration again on the history.db at `path` (each makes only what is
+    missing): a table dropped by hand or by another tool comes back, empty."""
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+    try:
+        db.execute("PRAGMA user_version = 0")
+        _migrate(db, path)
+    finally:
+        db.close()
 
 
 def _describe(exc: sqlite3.Error) -> str:
