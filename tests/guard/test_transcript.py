@@ -759,3 +759,34 @@ def test_a_folder_with_hostile_files_imports_every_file(repo: Path, tmp_path: Pa
     done = run_cli("history", "import", str(folder), cwd=repo)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert done.stdout.count("+1 messages") == 3
+
+
+def test_a_line_past_the_limit_is_skipped_whole_and_counted(
+    db: sqlite3.Connection, repo: Path, tmp_path: Path
+) -> None:
+    from voyager_brain.guard.transcript import LINE_LIMIT
+
+    path = tmp_path / "long.jsonl"
+    with path.open("w") as f:
+        f.write(_user_line("u1", "s1", "before", repo))
+        f.write(_user_line("u2", "s1", "x" * (LINE_LIMIT + 10), repo))
+        f.write(_user_line("u3", "s1", "after", repo))
+    report = import_transcript(db, str(path))
+    assert (report.messages_added, report.bad_lines) == (2, 1)
+    contents = [row[0] for row in db.execute("SELECT content FROM messages ORDER BY id")]
+    assert contents == ["before", "after"]
+
+
+def test_a_long_prompt_is_stored_cut_with_a_marker(
+    db: sqlite3.Connection, repo: Path, tmp_path: Path
+) -> None:
+    from voyager_brain.guard.record import MESSAGE_LIMIT
+
+    text = "a pasted log line\n" * (MESSAGE_LIMIT // 9)  # about twice the limit
+    path = tmp_path / "prompt.jsonl"
+    path.write_text(_user_line("u1", "s1", text, repo))
+    import_transcript(db, str(path))
+    [stored] = [row[0] for row in db.execute("SELECT content FROM messages")]
+    kept, marker = stored.rsplit("\n", 1)
+    assert len(kept.encode()) <= MESSAGE_LIMIT and text.startswith(kept)
+    assert marker == f"[truncated: {len(text.encode())} bytes in all]"

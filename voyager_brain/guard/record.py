@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 #: Tool outputs are stored up to this many bytes (UTF-8), with a marker saying so.
 OUTPUT_LIMIT = 4096
+#: A message (a prompt, an assistant's text) is stored up to this many bytes, with the
+#: same marker: a pasted log of a hundred megabytes is not kept whole.
+MESSAGE_LIMIT = 256 << 10
 #: Of a long tool output only the first `limit` bytes are kept, so only the lines that
 #: hold them and this many characters more are redacted (see `clean_output`)...
 REDACT_MARGIN = 256
@@ -80,6 +83,12 @@ def truncate(text: str, limit: int = OUTPUT_LIMIT) -> str:
 def clean_text(text: str) -> str:
     """What is stored of a text: redacted, lone surrogates replaced."""
     return redact(scrub(text))
+
+
+def clean_message(text: str) -> str:
+    """What is stored of a message: `clean_output` at `MESSAGE_LIMIT` (redacted, lone
+    surrogates replaced, cut with a marker past the limit)."""
+    return clean_output(text, MESSAGE_LIMIT)
 
 
 def clean_output(text: str, limit: int = OUTPUT_LIMIT) -> str:
@@ -193,7 +202,7 @@ def add_message(
 ) -> int:
     """Append a message to `session`; the content is redacted. A user prompt becomes the
     session's task when it has none."""
-    stored = clean_text(content) if content is not None else None
+    stored = clean_message(content) if content is not None else None
     return insert_message(db, session, role, stored, timestamp=timestamp, external_id=external_id)
 
 
@@ -206,7 +215,7 @@ def insert_message(
     timestamp: str | None = None,
     external_id: str | None = None,
 ) -> int:
-    """`add_message` with its content cleaned already (`clean_text`)."""
+    """`add_message` with its content cleaned already (`clean_message`)."""
     cur = db.execute(
         "INSERT INTO messages (session_id, role, content, timestamp, external_id)"
         " VALUES (?, ?, ?, ?, ?)",

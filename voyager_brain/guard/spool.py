@@ -126,7 +126,7 @@ def prompt_op(*, project: str, session: str, transcript: str | None, prompt: str
         "project": project,
         "session": session,
         "transcript": transcript,
-        "text": record.clean_text(prompt),
+        "text": record.clean_message(prompt),
     }
 
 

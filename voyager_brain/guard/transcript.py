@@ -162,11 +162,30 @@ def import_transcript(
     return ImportReport(full, state.first_session, state.first_external_id, **state.counts)
 
 
+#: A line longer than this is not read (a transcript's lines are a few megabytes at
+#: most): it is counted as a bad line, and never held in memory whole.
+LINE_LIMIT = 32 << 20
+#: What stands for such a line in a batch: not JSON, so `parse` counts it as bad.
+_TOO_LONG = b"\x00 a line longer than LINE_LIMIT\n"
+
+
+def _lines(handle: Any) -> Iterator[bytes]:
+    """The file's lines, each at most `LINE_LIMIT` bytes (a longer one is skipped to its
+    end and stands as `_TOO_LONG`)."""
+    while raw := handle.readline(LINE_LIMIT + 1):
+        if len(raw) <= LINE_LIMIT or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while (rest := handle.readline(LINE_LIMIT)) and not rest.endswith(b"\n"):
+            pass
+        yield _TOO_LONG
+
+
 def _batches(handle: Any, size: int) -> Iterator[list[bytes]]:
     """The file's lines, in lists of about `size` bytes (at least one line each)."""
     batch: list[bytes] = []
     held = 0
-    for raw in handle:
+    for raw in _lines(handle):
         batch.append(raw)
         held += len(raw)
         if held >= size:
@@ -456,7 +475,7 @@ class _Import:
 
     def prompt(self, session: int, line: _Line, stamp: str) -> None:
         text = _text(line.blocks)
-        stored = record.clean_text(text)
+        stored = record.clean_message(text)
         waiting = self.hook_prompts(session).get(stored)
         if waiting:
             self.adopt(waiting.pop(0), line.uuid, stored, stamp)
@@ -492,7 +511,7 @@ class _Import:
         existing = self.recorded_calls([str(b.get("id") or "") for b in uses])
         placeholder = next((m for _, m, ext in existing.values() if ext is None), None)
         if placeholder is not None:
-            stored = record.clean_text(content) if content else None
+            stored = record.clean_message(content) if content else None
             self.adopt(placeholder, line.uuid, stored, stamp)
             message = placeholder
         else:
