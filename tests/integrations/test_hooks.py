@@ -227,3 +227,16 @@ def test_install_claude_adds_only_the_settings_file_to_the_repository(repo: Path
     assert result.returncode == 0, result.stderr
     status = git(repo, "status", "--porcelain", "--untracked-files=all")
     assert status.splitlines() == ["?? .claude/settings.json"]
+
+
+def test_a_hook_run_with_dash_c_works_in_that_folder(repo: Path, tmp_path: Path) -> None:
+    """`voyager-brain -C DIR hook ...` with a payload that names no folder: DIR's context,
+    not that of the folder the agent started the hook in."""
+    run_cli("init", cwd=repo)
+    run_cli("add", "observation", "only in this repository", cwd=repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = run_cli("-C", str(repo), "hook", "claude", "session-start", cwd=elsewhere, input="{}")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "only in this repository" in context

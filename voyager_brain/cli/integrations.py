@@ -29,8 +29,14 @@ def _hook_command(agent: str) -> None:
     )
 
     def command(event: str) -> None:
+        import os
+
         from ..integrations.hooks import run
 
+        # -C DIR: the folder of a payload that names none (hookio.cwd_of) is DIR.
+        root = click.get_current_context().find_root().obj
+        if root is not None and os.path.isdir(root):
+            os.chdir(root)
         raise SystemExit(run(agent, event))
 
     command.__doc__ = f"{module.AGENT} hooks, reading the hook's JSON on stdin.\n\n\b\n{table}"
