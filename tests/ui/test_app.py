@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
@@ -458,6 +458,7 @@ def test_unknown_things_are_404_with_a_message(client: TestClient) -> None:
         "/history/999999",
         f"/history/{beyond}",
         f"/history/{'9' * 5000}",  # past the digits int() reads
+        f"/brain?project={beyond}",
         "/brain?project=999",
         "/brain?project=../etc",
         "/nowhere",
@@ -511,6 +512,9 @@ def test_a_history_that_is_not_a_database_is_named_and_the_brain_pages_still_wor
         max_size=4,
     ),
 )
+@example(path="/brain", params={"project": "9" * 26})  # past SQLite's integers: a 500 once
+@example(path="/memory", params={"page": "9" * 26})
+@example(path="/history", params={"page": "9" * 5000})
 def test_no_query_makes_a_page_fail(client: TestClient, path: str, params: dict[str, str]) -> None:
     """Whatever the query says, the answer is a page or a one-line error, never a 500."""
     answer = client.get(path, params=params)

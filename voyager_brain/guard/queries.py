@@ -53,6 +53,15 @@ def sessions(
     )
 
 
+def row_id(text: str) -> int | None:
+    """`text` as a row id when it is one SQLite can hold: ASCII digits ("²" is a digit to
+    str.isdigit, not to int()), at most 19 of them and below 2**63 (past that int() or
+    SQLite refuses it: a ValueError or an OverflowError); else None."""
+    if text.isascii() and text.isdigit() and len(text) <= 19 and int(text) < 2**63:
+        return int(text)
+    return None
+
+
 def find_session(db: sqlite3.Connection, ref: str) -> dict[str, Any]:
     """The session `ref` names: a row id (digits), else the agent's session id, or
     the start of one when only one session's id starts so (as in `sessions`).
@@ -60,10 +69,9 @@ def find_session(db: sqlite3.Connection, ref: str) -> dict[str, Any]:
     Raises `HistoryError` when no session, or more than one, matches."""
     base = f"SELECT {_SESSION_COLUMNS} FROM sessions s JOIN projects p ON p.id = s.project_id"
     ref = ref.strip()
-    # "²" is a digit to str.isdigit, not to int(); SQLite's integers are 64-bit (19
-    # digits at most), and int() refuses thousands of digits.
-    if ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63:
-        found = _dicts(db.execute(f"{base} WHERE s.id = ?", (int(ref),)))
+    number = row_id(ref)
+    if number is not None:
+        found = _dicts(db.execute(f"{base} WHERE s.id = ?", (number,)))
         if found:
             return found[0]
     found = _dicts(db.execute(f"{base} WHERE s.external_id = ?", (ref,)))

@@ -78,8 +78,11 @@ Page = Callable[[Request, Dashboard], dict[str, Any]]
 
 
 def _int(request: Request, name: str, default: int = 1) -> int:
-    value = request.query_params.get(name, "")
-    return int(value) if value.isascii() and value.isdigit() else default
+    from ..guard.queries import row_id
+
+    number = row_id(request.query_params.get(name, ""))
+    # A page past the last is empty; past 2**31 its offset would overflow SQLite's.
+    return default if number is None else min(number, 2**31)
 
 
 def _text(request: Request, name: str) -> str:

@@ -171,10 +171,14 @@ class Dashboard:
         here = self.here()
         if not ref or (here.id is not None and ref == str(here.id)):
             return here
+        from ..guard.queries import row_id
+
         db = self.history()
-        if not (ref.isascii() and ref.isdigit()) or db is None:
-            raise PageError(f"no project {ref!r} in the history (see the overview)")
-        row = db.execute("SELECT id, path, name FROM projects WHERE id = ?", (int(ref),)).fetchone()
+        number = row_id(ref)
+        if number is None or db is None:
+            shown = ref if len(ref) <= 80 else ref[:80] + "…"
+            raise PageError(f"no project {shown!r} in the history (see the overview)")
+        row = db.execute("SELECT id, path, name FROM projects WHERE id = ?", (number,)).fetchone()
         if row is None:
             raise PageError(f"no project {ref} in the history (see the overview)")
         path = Path(row["path"])
