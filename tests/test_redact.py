@@ -14,6 +14,7 @@ import string
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import example, given
@@ -599,6 +600,19 @@ def test_the_hint_is_kept_between_processes_and_made_again_when_stale(tmp_path: 
     assert redact_module._hint_data() == redact_module._hint_from_table()
 
 
+def both_ways(check: Any, text: str) -> tuple[Any, Any]:
+    """`check(text)` as the first megabyte is scanned (a string at a time), then as the
+    bulk of a transcript is (`redact._bulk`, RE2)."""
+    saved = redact_module._scanned
+    try:
+        redact_module._scanned = 0
+        first = check(text)
+        redact_module._scanned = redact_module._ONE_BY_ONE
+        return first, check(text)
+    finally:
+        redact_module._scanned = saved
+
+
 _ANCHOR_BITS = sorted(
     {a[: n + 1] for a in redact_module._hint().anchors for n in (0, 2, len(a) - 1)}
 )
@@ -617,14 +631,8 @@ _ANCHOR_BITS = sorted(
 def test_the_anchor_set_finds_what_one_search_per_anchor_finds(text: str) -> None:
     """After a megabyte, `_present` finds the anchors with one RE2 set rather than one
     search each: the same ones, whatever the text (non-ASCII, a lone surrogate)."""
-    saved = redact_module._scanned
-    try:
-        redact_module._scanned = 0
-        one_by_one = redact_module._present(text)
-        redact_module._scanned = redact_module._ONE_BY_ONE
-        assert redact_module._present(text) == one_by_one
-    finally:
-        redact_module._scanned = saved
+    one_by_one, bulk = both_ways(redact_module._present, text)
+    assert bulk == one_by_one
 
 
 _SHAPE_BITS = [
@@ -646,14 +654,8 @@ _SHAPE_BITS = [
 def test_the_shapes_filter_finds_every_shape_the_regex_finds(text: str) -> None:
     """After a megabyte, RE2's form of the shapes (their look-arounds dropped) rules a text
     out before the shapes' own regex runs: it never rules out one the regex finds."""
-    saved = redact_module._scanned
-    try:
-        redact_module._scanned = 0
-        one_by_one = redact_module._holds_a_shape(text)
-        redact_module._scanned = redact_module._ONE_BY_ONE
-        assert redact_module._holds_a_shape(text) == one_by_one
-    finally:
-        redact_module._scanned = saved
+    one_by_one, bulk = both_ways(redact_module._holds_a_shape, text)
+    assert bulk == one_by_one
 
 
 def test_the_shapes_filter_is_built() -> None:
