@@ -656,3 +656,29 @@ def test_a_deep_event_line_is_skipped_by_status(project: Path) -> None:
     events.write_bytes(old + b'{"event": "x", "at": ' + DEEP.encode() + b"}\n")
     done = run_cli("pipeline", "status", "--events", "5", cwd=project)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
+
+
+def test_doctor_reports_a_memory_logs_bad_lines_and_repair_moves_them_aside(
+    project: Path,
+) -> None:
+    """A hand edit with a trailing comma and a torn last line: doctor names both, the
+    readers skip them, and --repair moves the bad one to memory.jsonl.rejected and ends
+    the torn one (nothing dropped); memory gc does the same and says how many."""
+    log = project / LOG
+    edit = b'{"id": "x9", "type": "learning", "text": "hand edit",}\n'
+    tail = b'{"id": "x8", "type": "learning", "text": "cut short"}'
+    log.write_bytes(log.read_bytes() + edit + tail)
+    said = run_cli("doctor", cwd=project)
+    line = next(x for x in said.stdout.splitlines() if str(LOG) in x)
+    assert line.startswith("warn") and "1 line that is not an entry" in line
+    assert "a last line without its newline" in line
+    repaired = run_cli("doctor", "--repair", cwd=project)
+    assert "moved to memory.jsonl.rejected" in repaired.stdout, repaired.stdout
+    assert (project / ".voyager" / "memory.jsonl.rejected").read_bytes() == edit
+    assert log.read_bytes().endswith(tail + b"\n")
+    again = run_cli("doctor", cwd=project)
+    assert any(x.startswith("ok") and str(LOG) in x for x in again.stdout.splitlines())
+    log.write_bytes(log.read_bytes() + b"oops\n")
+    gc = run_cli("memory", "gc", "--store", "project", cwd=project)
+    assert gc.returncode == 0 and "1 bad line moved to memory.jsonl.rejected" in gc.stdout
+    assert (project / ".voyager" / "memory.jsonl.rejected").read_bytes() == edit + b"oops\n"

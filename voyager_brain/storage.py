@@ -155,8 +155,17 @@ def append(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = confine.open_checked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
-        _write_all(fd, data)
-        os.fsync(fd)
+        start = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        except OSError as exc:
+            # A full disk or a file size limit stops the write part way: what was
+            # written is taken back (we hold the lock), so no torn line is left, and
+            # the error names the file.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise OSError(exc.errno, f"cannot append: {exc.strerror}", str(path)) from None
     finally:
         os.close(fd)
 

@@ -4,6 +4,7 @@ or before redaction knew them) with file:line; `doctor --repair` redacts them in
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from conftest import run_cli
@@ -97,15 +98,23 @@ def test_doctor_repair_redacts_in_place(repo: Path, isolated_env: Path) -> None:
     assert run_cli("check", cwd=repo).returncode == 0
 
 
-def test_doctor_repair_leaves_a_log_it_cannot_parse(repo: Path, isolated_env: Path) -> None:
+def test_doctor_repair_sets_a_bad_line_aside_then_redacts_the_log(
+    repo: Path, isolated_env: Path
+) -> None:
+    """The line that does not parse goes to memory.jsonl.rejected (git-ignored, beside
+    the log), so the rest of the log parses and its secrets are redacted."""
     files = _plant(repo, isolated_env)
     log = files["memory.jsonl"]
     log.write_text(log.read_text() + "{not json\n")
-    broken = log.read_bytes()
     result = run_cli("doctor", "--repair", cwd=repo)
-    assert "not repaired: the file does not parse" in result.stdout
-    assert log.read_bytes() == broken
     assert "Traceback" not in result.stderr
+    assert "moved to memory.jsonl.rejected" in result.stdout, result.stdout
+    assert (log.parent / "memory.jsonl.rejected").read_text() == "{not json\n"
+    assert HUGGINGFACE not in log.read_text()
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", ".voyager/memory.jsonl.rejected"], cwd=repo, check=False
+    )
+    assert ignored.returncode == 0
 
 
 def test_doctor_leaves_the_personal_log_alone_when_told_to(repo: Path, isolated_env: Path) -> None:

@@ -209,12 +209,28 @@ def test_gc_rewrites_the_folded_state_and_keeps_tombstones(tmp_path: Path) -> No
     }
     lines = [entry("x1", text="v1"), entry("x2"), entry("x1", text="v2"), tomb]
     path.write_bytes(b"".join(encode(e) for e in lines) + b"garbage\n")
-    before, after = gc(path)
-    assert before > after == path.stat().st_size
+    before, after, rejected = gc(path)
+    assert before > after == path.stat().st_size and rejected == 1
     entries, health = read(path)
     assert health.bad_lines == 0
     assert entries == [entry("x1", text="v2"), tomb]
-    assert gc(path) == (after, after)
+    assert gc(path) == (after, after, 0)
+
+
+def test_gc_keeps_the_lines_it_cannot_read_beside_the_log(tmp_path: Path) -> None:
+    """A hand edit with a trailing comma, a torn line: moved to memory.jsonl.rejected,
+    appended there (a second gc adds, never replaces), counted; the log keeps the rest."""
+    path = tmp_path / "memory.jsonl"
+    edit = b'{"id": "x9", "type": "learning", "text": "hand edit",}'
+    torn = b'{"id": "x8", "type": "lear'
+    path.write_bytes(encode(entry("x1")) + edit + b"\n" + encode(entry("x2")) + torn + b"\n")
+    assert gc(path)[2] == 2
+    kept = tmp_path / "memory.jsonl.rejected"
+    assert kept.read_bytes() == edit + b"\n" + torn + b"\n"
+    assert [e["id"] for e in read(path)[0]] == ["x1", "x2"]
+    path.write_bytes(path.read_bytes() + b"oops\n")
+    assert gc(path)[2] == 1
+    assert kept.read_bytes() == edit + b"\n" + torn + b"\n" + b"oops\n"
 
 
 WRITER = textwrap.dedent(
@@ -442,3 +458,43 @@ def test_reading_leaves_the_cycle_collector_as_it_found_it() -> None:
         assert gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_an_append_cut_short_is_taken_back_and_names_the_file(repo: Path) -> None:
+    """A full disk or a file size limit stops an append part way: nothing of it stays
+    (no torn line for the next reader), and the one line names the log."""
+    from conftest import run_cli
+
+    assert run_cli("init", cwd=repo).returncode == 0
+    first = run_cli("brain", "action=add", "type=learning", "text=first lesson", cwd=repo)
+    assert first.returncode == 0, first.stderr
+    log_path = repo / ".voyager" / "memory.jsonl"
+    before = log_path.read_bytes()
+    limit = len(before) + 100  # room for part of the next line, not all of it
+
+    def small_files() -> None:
+        import resource
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past it fails (EFBIG)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "voyager_brain",
+            "brain",
+            "action=add",
+            "type=learning",
+            "text=" + "a long lesson " * 40,
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=small_files,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr.splitlines() == [f"voyager-brain: {log_path}: cannot append: File too large"]
+    assert log_path.read_bytes() == before

@@ -536,3 +536,24 @@ def test_architect_after_redesign_is_told_to_redesign(repo: Path, agent: FakeAge
     assert "redesign" in system_prompt(agent, 3).lower()
     for builder in stdins(agent, "builder"):
         assert ".brain/REVIEW.md" not in builder and "fix every issue" not in builder
+
+
+# -- every role: no unresolved merge left in .brain/ ------------------------------------
+
+CONFLICTED_PLAN = (
+    "# Plan\n<<<<<<< ours\n- [ ] one way\n=======\n- [ ] the other way\n>>>>>>> theirs\n"
+)
+
+
+def test_conflict_markers_in_brain_markdown_fail_the_stage(repo: Path, agent: FakeAgent) -> None:
+    """An architect whose PLAN.md holds an unresolved merge (as a git pull can leave it):
+    the stage fails validation, naming the file and lines, and doctor names it too."""
+    from conftest import run_cli
+
+    agent.script(architect=[{"write": {".brain/PLAN.md": CONFLICTED_PLAN}}])
+    final = run(repo, agent, ["architect", "builder"])
+    assert_failed(final, 0, ".brain/PLAN.md has an unresolved git conflict (lines 2-6)")
+    assert agent.roles() == ["architect"]
+    doctor = run_cli("doctor", cwd=repo)
+    assert doctor.returncode == 1
+    assert ".brain/PLAN.md has an unresolved git conflict (lines 2-6)" in doctor.stdout

@@ -247,8 +247,9 @@ def migrate(ctx: click.Context, folder: Path) -> None:
 def gc(ctx: click.Context, store: str) -> None:
     """Rewrite a log as its folded state (atomically, under the lock).
 
-    Superseded lines and bad lines go; tombstones stay, since other clones may still
-    hold their targets. Reports the bytes saved.
+    Superseded lines go; tombstones stay, since other clones may still hold their
+    targets. Lines that are not entries (a hand edit gone wrong, a torn line) are moved
+    to LOG.rejected beside the log, never dropped. Reports the bytes saved.
     """
     from ..memory import log
     from ..memory.store import MemoryStore
@@ -261,5 +262,9 @@ def gc(ctx: click.Context, store: str) -> None:
                 raise UserError("no project log here (.voyager/ not found)")
             continue
         path = memory_store.path_of(name)
-        before, after = log.gc(path)
-        click.echo(f"{name}: {path}: {before:,} -> {after:,} bytes ({before - after:,} saved)")
+        before, after, rejected = log.gc(path)
+        lines = "1 bad line" if rejected == 1 else f"{rejected:,} bad lines"
+        kept = f"; {lines} moved to {path.name}{log.REJECTED}" if rejected else ""
+        click.echo(
+            f"{name}: {path}: {before:,} -> {after:,} bytes ({before - after:,} saved){kept}"
+        )

@@ -163,14 +163,40 @@ def _conflicted(path: Path, exc: ConflictError, repair: bool) -> Finding:
 
 
 def _check_logs(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
-    """Git conflict markers in either memory log (their other problems are `memory
-    health`'s)."""
+    """Either memory log: git conflict markers, lines that are not entries (a hand edit,
+    a torn line), a last line without its newline; and what it folds to."""
+    from ..memory import log
+
     store = MemoryStore(top, clock=clock)
     for path in (store.project, store.personal):
         data = storage.read_bytes(path) if path is not None else None
-        regions = conflicts.find(data or b"")
-        if path is not None and regions:
+        if path is None or data is None:
+            continue
+        regions = conflicts.find(data)
+        if regions:
             yield _conflicted(path, ConflictError(path, regions[0]), repair)
+            continue
+        entries, health = log.parse(data)
+        problems = []
+        if health.bad_lines == 1:
+            problems.append("1 line that is not an entry")
+        elif health.bad_lines:
+            problems.append(f"{health.bad_lines:,} lines that are not entries")
+        if health.truncated_tail:
+            problems.append("a last line without its newline (a write cut short?)")
+        if problems and repair:
+            moved = log.set_aside_bad_lines(path)
+            where = f"moved to {path.name}{log.REJECTED}" if moved else "its newline added"
+            yield Finding("warning", f"{path}: {', '.join(problems)}: {where}", repaired=True)
+        elif problems:
+            hint = (
+                f"`voyager-brain doctor --repair` moves them to {path.name}{log.REJECTED}"
+                " (nothing is dropped); the readers skip them meanwhile"
+            )
+            yield Finding("warning", f"{path}: {', '.join(problems)}", hint)
+        else:
+            live = len(log.fold(entries).entries)
+            yield Finding("ok", f"{path}: {len(entries):,} lines, {live:,} live entries")
 
 
 def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
@@ -412,7 +438,13 @@ def _check_pipeline(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     engine. Never repaired here: `pipeline reset`, `resume` and `cancel` are the tools."""
     from ..pipeline import state as ps
     from ..pipeline.engine import Pipeline
+    from ..pipeline.validate import check_conflicts
 
+    conflicted = check_conflicts(top)
+    if conflicted is not None:
+        yield Finding(
+            "error", conflicted, "resolve it by hand; the next agent would read both sides"
+        )
     path = ps.state_path(top)
     if not path.exists():
         return

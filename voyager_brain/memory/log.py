@@ -524,16 +524,49 @@ def compacted_lines(state: Folded) -> list[dict[str, Any]]:
     return [*state.entries.values(), *(t for i, t in state.dead.items() if i not in state.entries)]
 
 
-def gc(path: Path, lock_timeout: float = 10.0) -> tuple[int, int]:
-    """Rewrite the log as its folded state, atomically under the lock.
+#: Beside a log, where `gc` keeps the lines it could not read (appended, never rewritten).
+REJECTED = ".rejected"
 
-    Bad lines are dropped. Returns (bytes before, bytes after).
-    """
+
+def bad_lines(data: bytes) -> list[bytes]:
+    """The lines of `data` that are not entries (`parse` counts them), as they are."""
+    return [raw for raw in data.split(b"\n") if raw.strip() and not _is_entry(_loads(raw))]
+
+
+def set_aside_bad_lines(path: Path, lock_timeout: float = 10.0) -> int:
+    """Move the lines of the log at `path` that are not entries to ``<log>.rejected``
+    (appended), keeping every other line as it is and in its order, and end a last line
+    that lacks its newline; atomically under the lock. Returns how many lines moved."""
+    with storage.locked(path, lock_timeout):
+        data = storage.read_bytes(path) or b""
+        conflicts.check(data, path)
+        lines = [raw for raw in data.split(b"\n") if raw.strip()]
+        rejected = bad_lines(data)
+        kept = [raw for raw in lines if _is_entry(_loads(raw))]
+        if rejected:
+            storage.append(
+                path.with_name(path.name + REJECTED), b"".join(r + b"\n" for r in rejected)
+            )
+        blob = b"".join(raw + b"\n" for raw in kept)
+        if blob != data:
+            storage.atomic_write(path, blob)
+    return len(rejected)
+
+
+def gc(path: Path, lock_timeout: float = 10.0) -> tuple[int, int, int]:
+    """Rewrite the log as its folded state, atomically under the lock. Lines that are
+    not entries (a hand edit's trailing comma, a torn line) are never dropped: they are
+    appended to ``<log>.rejected`` beside it first. Returns (bytes before, bytes after,
+    lines moved there)."""
     with storage.locked(path, lock_timeout):
         data = storage.read_bytes(path) or b""
         conflicts.check(data, path)  # its marker lines would go as bad lines: both sides kept
-        entries, _ = parse(data)
+        entries, health = parse(data)
         blob = b"".join(encode(e) for e in compacted_lines(fold(entries)))
+        rejected = bad_lines(data) if health.bad_lines else []
+        if rejected:
+            kept = path.with_name(path.name + REJECTED)
+            storage.append(kept, b"".join(raw + b"\n" for raw in rejected))
         if blob != data:
             storage.atomic_write(path, blob)
-    return len(data), len(blob)
+    return len(data), len(blob), len(rejected)

@@ -296,6 +296,7 @@ class Pipeline:
                 problem = validate.check_builder(before, validate.work_fingerprint(self.root))
             case "reviewer":
                 verdict, problem = self._verdict(result, started_ms)
+        problem = problem or validate.check_conflicts(self.root)
         if problem is not None:
             self._fail_stage(index, f"{role} stage failed validation: {problem}", problem, session)
             return

@@ -45,8 +45,13 @@ DEFAULT_RUNNER = (
 #: The reviewer is also asked for its verdict as structured output (ReviewOutput).
 DEFAULT_REVIEWER_RUNNER = DEFAULT_RUNNER + ' --json-schema "$(cat "$VOYAGER_PIPELINE_SCHEMA")"'
 
-#: How much of a runner's output is kept in memory (the whole of it goes to the log file).
+#: How much of a runner's output is kept in memory.
 OUTPUT_TAIL = 1 << 20
+#: How much of it the stage's log file keeps: its first `LOG_HEAD` bytes as they come,
+#: then, when the stage ends, a line saying how much was left out and its last
+#: `LOG_TAIL` bytes (a runner printing hundreds of megabytes does not fill the disk).
+LOG_HEAD = 4 << 20
+LOG_TAIL = 4 << 20
 #: How long a runner asked to stop gets before it is killed.
 STOP_GRACE_SECONDS = 5.0
 
@@ -210,6 +215,10 @@ class ShellRunner:
         stream.feed(run.stage_task.encode("utf-8"))
         started = time.monotonic()
         error = self._wait(proc, stream, control, run.root, started)
+        if error is None:
+            # The stage is over: what the agent left running in its group (a server, a
+            # watcher started in the background) ends with it.
+            stop_process_group(proc.pid)
         stream.join()
         stdout = stream.stdout_text()
         session_id, structured, result = result_from_output(stdout)
@@ -263,6 +272,9 @@ class _Streams:
     def __init__(self, proc: subprocess.Popen[bytes], log: Any) -> None:
         self.last_activity = time.monotonic()
         self._log = log
+        self._logged = 0  # bytes written to the log as they came
+        self._held = bytearray()  # past LOG_HEAD: the last LOG_TAIL bytes, written at the end
+        self._dropped = 0
         self._lock = threading.Lock()
         self._out: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
         self._threads = [
@@ -295,13 +307,36 @@ class _Streams:
                 if len(buffer) > 2 * OUTPUT_TAIL:
                     del buffer[: len(buffer) - OUTPUT_TAIL]
                 if self._log is not None:
-                    self._log.write(chunk)
-                    self._log.flush()
+                    self._to_log(chunk)
         pipe.close()
+
+    def _to_log(self, chunk: bytes) -> None:
+        room = LOG_HEAD - self._logged
+        if room > 0:
+            self._log.write(chunk[:room])
+            self._log.flush()
+            self._logged += min(room, len(chunk))
+            chunk = chunk[room:]
+        if chunk:
+            self._held += chunk
+            if len(self._held) > 2 * LOG_TAIL:
+                self._dropped += len(self._held) - LOG_TAIL
+                del self._held[: len(self._held) - LOG_TAIL]
 
     def join(self) -> None:
         for thread in self._threads:
             thread.join(timeout=10)
+        with self._lock:
+            if self._log is not None and self._held:
+                if len(self._held) > LOG_TAIL:
+                    self._dropped += len(self._held) - LOG_TAIL
+                    del self._held[: len(self._held) - LOG_TAIL]
+                if self._dropped:
+                    note = f"\n[voyager-brain: {self._dropped:,} bytes of output not kept]\n"
+                    self._log.write(note.encode())
+                self._log.write(bytes(self._held))
+                self._log.flush()
+                self._held.clear()
 
     def stdout_text(self) -> str:
         with self._lock:

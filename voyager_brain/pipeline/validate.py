@@ -4,7 +4,9 @@ checked in `verdict`). A stage that fails validation fails the pipeline; nothing
 - scout: at least one non-empty ``.brain/RESEARCH/*.md`` written during the stage;
 - architect: a ``.brain/PLAN.md`` with at least one unchecked ``- [ ]`` item and none
   checked (the builder checks them off);
-- builder: some change under the project outside ``.brain/`` (see `work_fingerprint`).
+- builder: some change under the project outside ``.brain/`` (see `work_fingerprint`);
+- every role: no ``.brain/**/*.md`` holding git conflict markers (`check_conflicts`): the
+  next agent would read both sides of an unresolved merge as one plan or one review.
 
 Notes and plans left by an earlier run do not count: like REVIEW.md, only what the agent
 wrote during its own stage does.
@@ -23,6 +25,26 @@ from .state import BRAIN_DIR
 
 _UNCHECKED = re.compile(r"^[ \t]*[-*+][ \t]+\[ \][ \t]+\S", re.MULTILINE)
 _CHECKED = re.compile(r"^[ \t]*[-*+][ \t]+\[[xX]\][ \t]+\S", re.MULTILINE)
+
+
+def check_conflicts(root: Path) -> str | None:
+    """None when no markdown file of ``.brain/`` holds git conflict markers, else which
+    file and lines."""
+    from ..conflicts import find
+
+    folder = blackboard.brain_dir(root)
+    for path in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
+        try:
+            regions = find(storage.read_bytes(path) or b"")
+        except OSError:
+            continue
+        if regions:
+            where = path.relative_to(root)
+            return (
+                f"{where} has an unresolved git conflict (lines {regions[0].start}-"
+                f"{regions[0].end})"
+            )
+    return None
 
 
 def check_scout(root: Path, started_ns: int) -> str | None:

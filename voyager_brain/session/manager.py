@@ -49,10 +49,12 @@ if TYPE_CHECKING:
 Clock = Callable[[], datetime]
 
 GITIGNORE = """\
-# Local files of voyager-brain: locks, caches, files moved aside by `doctor --repair`.
+# Local files of voyager-brain: locks, caches, files moved aside by `doctor --repair`
+# and the lines `memory gc` could not read.
 *.lock
 cache/
 *.corrupt
+*.rejected
 .*.tmp
 """
 
