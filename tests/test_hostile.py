@@ -682,3 +682,20 @@ def test_doctor_reports_a_memory_logs_bad_lines_and_repair_moves_them_aside(
     gc = run_cli("memory", "gc", "--store", "project", cwd=project)
     assert gc.returncode == 0 and "1 bad line moved to memory.jsonl.rejected" in gc.stdout
     assert (project / ".voyager" / "memory.jsonl.rejected").read_bytes() == edit + b"oops\n"
+
+
+def test_doctor_adds_what_an_older_gitignore_lacks(project: Path) -> None:
+    """A .voyager/.gitignore written before `*.rejected` existed: doctor names the line,
+    --repair appends it and keeps the rest, and git then ignores the set-aside lines."""
+    ignore = project / ".voyager" / ".gitignore"
+    older = b"# mine\n*.lock\ncache/\n*.corrupt\n.*.tmp\nlocal-notes.md"
+    ignore.write_bytes(older)
+    said = run_cli("doctor", cwd=project)
+    assert ".voyager/.gitignore lacks *.rejected" in said.stdout
+    run_cli("doctor", "--repair", cwd=project)
+    assert ignore.read_bytes() == older + b"\n*.rejected\n"
+    (project / ".voyager" / "memory.jsonl.rejected").write_text("oops\n")
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", ".voyager/memory.jsonl.rejected"], cwd=project, check=False
+    )
+    assert ignored.returncode == 0

@@ -95,6 +95,7 @@ def _check_layout(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     voyager = top / ".voyager"
     missing = [name for name in (".gitignore", "config.toml") if not (voyager / name).exists()]
     if not missing:
+        yield from _gitignore_lines(voyager / ".gitignore", repair)
         yield Finding("ok", ".voyager/ has its .gitignore and config.toml")
         return
     message = f".voyager/ lacks {', '.join(missing)}"
@@ -103,6 +104,29 @@ def _check_layout(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         yield Finding("warning", message, repaired=True)
     else:
         yield Finding("warning", message, "run `voyager-brain init` or `doctor --repair`")
+
+
+def _gitignore_lines(path: Path, repair: bool) -> Iterator[Finding]:
+    """The patterns of the .gitignore `init` writes today that an older one lacks (the
+    lines `memory gc` sets aside, `*.rejected`, came later): without them git would
+    offer local files for a commit. --repair appends them; the file is otherwise kept."""
+    from ..session.manager import GITIGNORE
+
+    data = storage.read_bytes(path) or b""
+    have = {line.strip() for line in data.decode("utf-8", "replace").splitlines()}
+    wanted = [line for line in GITIGNORE.splitlines() if line and not line.startswith("#")]
+    lacking = [line for line in wanted if line not in have]
+    if not lacking:
+        return
+    message = f"{path.parent.name}/.gitignore lacks {', '.join(lacking)}"
+    if repair:
+        with storage.locked(path):
+            current = storage.read_bytes(path) or b""
+            sep = b"" if not current or current.endswith(b"\n") else b"\n"
+            storage.atomic_write(path, current + sep + "".join(f"{x}\n" for x in lacking).encode())
+        yield Finding("warning", message, repaired=True)
+    else:
+        yield Finding("warning", message, "`voyager-brain doctor --repair` adds the lines")
 
 
 def _check_config(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
