@@ -61,6 +61,11 @@ deep_json = st.builds(
 )
 
 
+#: Valid JSON the readers must take or refuse in one line: integers past the 4,300 digits
+#: int() converts, and escapes of lone surrogates (text that is not a character).
+odd_json = st.sampled_from(["9" * 5000, "-" + "1" * 4400, '"\\ud800"', '"a\\udfff b"'])
+
+
 @st.composite
 def mutated(draw: st.DrawFn, base: st.SearchStrategy[bytes]) -> bytes:
     """A valid text with a few random bytes put in, or cut short, at random places."""
@@ -89,6 +94,11 @@ brain_json_texts = st.one_of(
         deep_json,
     ),
     json_values.map(lambda v: json.dumps(v).encode()),
+    st.builds(
+        lambda key, odd: _state_text({key: "@"}).replace(b'"@"', odd.encode()),
+        st.sampled_from([*_FIELDS, "extra"]),
+        odd_json,
+    ),
 )
 
 _MD_LINES = [
@@ -293,3 +303,36 @@ def test_each_agents_reading_of_its_payload(agent: str, payload: dict[str, Any])
     module = importlib.import_module(f"voyager_brain.integrations.{agent}")
     for event in module.EVENTS:
         only_our_errors(lambda event=event: module.read(event, payload))
+
+
+_PIPELINE_KEYS = ["status", "task", "pipeline", "stages", "currentStage", "retries"]
+pipeline_texts = st.one_of(
+    st.dictionaries(st.sampled_from(_PIPELINE_KEYS), json_values, max_size=5).map(
+        lambda d: json.dumps(d).encode()
+    ),
+    st.builds(
+        lambda key, odd: json.dumps({key: "@"}).replace('"@"', odd).encode(),
+        st.sampled_from(_PIPELINE_KEYS),
+        st.one_of(odd_json, deep_json),
+    ),
+)
+
+
+@FUZZ
+@given(data=any_bytes(pipeline_texts))
+def test_pipeline_state(data: bytes) -> None:
+    from voyager_brain.pipeline import state as ps
+
+    path = Path(".brain/pipeline-state.json")
+    only_our_errors(lambda: ps.PipelineState.from_json(ps.json_document(data, path), path))
+
+
+@FUZZ
+@given(lines=st.lists(any_bytes(pipeline_texts), max_size=4))
+def test_pipeline_events(scratch: Path, lines: list[bytes]) -> None:
+    from voyager_brain.pipeline.events import events_path, read_events
+
+    path = events_path(scratch)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\n".join(lines))
+    only_our_errors(lambda: read_events(scratch))
