@@ -378,10 +378,9 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
     try:
         db = gdb.open_database(path)
     except HistoryError as exc:
-        if repair and ": no table " in str(exc):
+        if repair and isinstance(exc, gdb.MissingTablesError):
             gdb.remake_tables(path)
-            gone = str(exc).split(" (changed by hand")[0]
-            yield Finding("error", f"{gone}: made again, empty", repaired=True)
+            yield Finding("error", f"{exc.where}: made again, empty", repaired=True)
             yield from _check_history(top, False, clock)
             return
         hint = (

@@ -350,10 +350,7 @@ def open_database(path: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connec
         else:
             missing = TABLES - {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
             if missing:
-                raise HistoryError(
-                    f"{path}: no table {', '.join(sorted(missing))} (changed by hand or by"
-                    " another tool); `voyager-brain doctor --repair` makes it again, empty"
-                )
+                raise MissingTablesError(path, sorted(missing))
         # WAL makes a commit durable at the next checkpoint rather than at once: a
         # crash may lose the last tool calls, never corrupt the file.
         db.execute("PRAGMA synchronous = NORMAL")
@@ -394,6 +391,18 @@ def _migrate(db: sqlite3.Connection, path: str) -> None:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+
+class MissingTablesError(HistoryError):
+    """A history.db at `SCHEMA_VERSION` without some of `TABLES`: `remake_tables` mends
+    it. `where` names the file and the tables (what doctor says it made again)."""
+
+    def __init__(self, path: str, tables: list[str]) -> None:
+        self.where = f"{path}: no table {', '.join(tables)}"
+        super().__init__(
+            f"{self.where} (changed by hand or by another tool); `voyager-brain doctor"
+            " --repair` makes it again, empty"
+        )
 
 
 def remake_tables(path: str) -> None:

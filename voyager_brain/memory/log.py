@@ -540,9 +540,11 @@ def set_aside_bad_lines(path: Path, lock_timeout: float = 10.0) -> int:
     with storage.locked(path, lock_timeout):
         data = storage.read_bytes(path) or b""
         conflicts.check(data, path)
-        lines = [raw for raw in data.split(b"\n") if raw.strip()]
-        rejected = bad_lines(data)
-        kept = [raw for raw in lines if _is_entry(_loads(raw))]
+        kept: list[bytes] = []
+        rejected: list[bytes] = []
+        for raw in data.split(b"\n"):
+            if raw.strip():
+                (kept if _is_entry(_loads(raw)) else rejected).append(raw)
         if rejected:
             storage.append(
                 path.with_name(path.name + REJECTED), b"".join(r + b"\n" for r in rejected)
