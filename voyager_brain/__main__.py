@@ -120,6 +120,7 @@ def _mcp() -> None:
     from . import __version__
     from .config import ignored_keys_notice
     from .errors import BrainError
+    from .integrations import mcpwire
     from .integrations.mcp_server import build_server
 
     start = Path.cwd()
@@ -133,7 +134,7 @@ def _mcp() -> None:
     import contextlib  # the SDK has imported it already
 
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a terminal: nothing to report
-        server.run("stdio")
+        mcpwire.serve(server)
     raise SystemExit(0)
 
 

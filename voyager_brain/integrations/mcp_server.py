@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from .. import repo
 from ..errors import BrainError, InvalidEntryError, NotInRepositoryError
 from ..session.manager import BrainManager
+from .mcpwire import printable
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -206,9 +207,9 @@ def build_server(root: Path | None = None, *, version: str = "") -> "MCPServer":
         and as structured content; a user error as one line with isError."""
         with one_at_a_time:
             try:
-                data = work()
+                data = printable(work())
             except (BrainError, OSError) as exc:
-                line = TextContent(type="text", text=error_line(exc))
+                line = TextContent(type="text", text=printable(error_line(exc)))
                 return CallToolResult(content=[line], is_error=True)
         if isinstance(data, str):
             return CallToolResult(content=[TextContent(type="text", text=data)])
@@ -379,9 +380,9 @@ def build_server(root: Path | None = None, *, version: str = "") -> "MCPServer":
     def context_resource() -> str:
         with one_at_a_time:
             try:
-                return context_text(start, None)
+                return printable(context_text(start, None))
             except (BrainError, OSError) as exc:
-                raise ResourceError(error_line(exc)) from None
+                raise ResourceError(printable(error_line(exc))) from None
 
     @server.tool(annotations=read_only)
     def recall(
@@ -491,5 +492,8 @@ def build_server(root: Path | None = None, *, version: str = "") -> "MCPServer":
 
 
 def serve(root: Path | None = None, *, version: str = "") -> None:
-    """Serve the project `root` is in over stdio until the client closes the stream."""
-    build_server(root, version=version).run("stdio")
+    """Serve the project `root` is in over stdio until the client closes the stream;
+    every message it cannot serve is answered with its JSON-RPC error (`mcpwire`)."""
+    from . import mcpwire
+
+    mcpwire.serve(build_server(root, version=version))
