@@ -97,12 +97,18 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 
 def _daily_decay(bm: Any) -> None:
-    """Decay stale learnings at the first session start of the day."""
+    """Decay stale learnings at the first session start of the day. Housekeeping: where
+    it cannot write (a read-only checkout, a full disk) the start goes on without it,
+    says so on stderr, and the next start tries again."""
     from ..memory.store import MemoryStore
     from ..memory.tool import brain_tool
 
     if MemoryStore(bm.root, clock=bm.clock).decay_due():
-        brain_tool("decay", cwd=str(bm.root), clock=bm.clock, config=bm.config)
+        try:
+            brain_tool("decay", cwd=str(bm.root), clock=bm.clock, config=bm.config)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"voyager-brain: decay skipped: {where}{exc.strerror or exc}", file=sys.stderr)
 
 
 def session_start(call: HookCall) -> str:
