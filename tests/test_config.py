@@ -18,7 +18,7 @@ from voyager_brain.config import (
     default_config_toml,
     load_config,
 )
-from voyager_brain.tomlfile import read_simple_toml
+from voyager_brain.tomlfile import read_simple_toml, read_toml
 
 
 def test_defaults() -> None:
@@ -170,6 +170,7 @@ _values = st.one_of(
             *("true", "false", "True", "0", "-0", "+7", "01", "1_000", "12", "1.5", "1."),
             *(".5", "-0.0", "1e3", "inf", "nan", '""', "''", '"x # y"', "'c:\\p'", '"a\\"b"'),
             *('"\\n"', '"tab\there"', "'it''s'", '"""x"""', "[1]", "{a = 1}", "x"),
+            *("9" * 5000, "-" + "9" * 4301, "9" * 19, "9" * 20, "1." + "0" * 30),
         ]
     ),
     st.text(max_size=6).map(lambda t: f'"{t}"'),
@@ -197,7 +198,7 @@ def test_the_simple_reader_agrees_with_tomllib(lines: list[str], newline: str) -
     text = newline.join(lines)
     try:
         expected = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, ValueError):  # ValueError: past 4,300 digits
         assert read_simple_toml(text) is None
         return
     got = read_simple_toml(text)
@@ -205,6 +206,18 @@ def test_the_simple_reader_agrees_with_tomllib(lines: list[str], newline: str) -
         assert got == expected and [type(v) for v in got.values()] == [
             type(v) for v in expected.values()
         ]
+
+
+@pytest.mark.parametrize("table", ["", "[memory]\n"], ids=["simple", "tomllib"])
+def test_an_integer_past_what_python_converts_is_one_line(tmp_path: Path, table: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(f"# budget\n{table}prompt_budget = {'9' * 5000}\n")
+    with pytest.raises(ConfigError) as raised:
+        read_toml(path)
+    line = 3 if table else 2
+    assert str(raised.value) == (
+        f"{path}:{line}: an integer of 5,000 digits; at most 4,300 can be read"
+    )
 
 
 def test_what_init_writes_and_a_changed_value_need_no_tomllib() -> None:

@@ -56,6 +56,24 @@ def read_toml_raw(path: str | Path) -> tuple[dict[str, Any], bytes]:
 
         detail, line = too_deep(text)
         raise ConfigError(f"{path}:{line}: {detail}") from None
+    except ValueError:
+        # An integer of more digits than Python converts: tomllib's ValueError names
+        # neither the file nor the line.
+        raise ConfigError(_too_many_digits(path, text)) from None
+
+
+def _too_many_digits(path: str | Path, text: str) -> str:
+    """The error for an integer past Python's conversion limit (4,300 digits)."""
+    import re
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rf"[0-9_]{{{limit + 1},}}", text)
+    if found is None:
+        return f"{path}: not valid TOML"
+    line = text.count("\n", 0, found.start()) + 1
+    digits = len(found[0].replace("_", ""))
+    return f"{path}:{line}: an integer of {digits:,} digits; at most {limit:,} can be read"
 
 
 def _not_utf8(path: str | Path, data: bytes, exc: UnicodeDecodeError) -> str:
@@ -101,6 +119,8 @@ def read_simple_toml(text: str) -> dict[str, Any] | None:
             data[key] = value == "true"
         elif m[4] is not None or m[5] is not None:
             data[key] = m[4] if m[4] is not None else m[5]
+        elif len(value) > 19:
+            return None  # past 64 bits, or past what Python converts: tomllib decides
         else:
             data[key] = float(value) if m[3] else int(value)
     return data
