@@ -620,6 +620,37 @@ def test_an_argument_that_is_not_utf8_is_one_line(project: Path) -> None:
     assert (project / BRAIN_MD).read_bytes() == before
 
 
+@pytest.mark.parametrize("kind", ["device", "FIFO", "folder"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("save",),
+        ("import", "llm-brain"),
+        ("history", "import"),
+        ("memory", "extract"),
+        ("rules", "suggest"),
+    ],
+    ids=" ".join,
+)
+def test_a_named_file_that_is_no_regular_file_is_one_line_not_a_hang(
+    project: Path, tmp_path: Path, command: tuple[str, ...], kind: str
+) -> None:
+    """/dev/zero would be read forever and a FIFO's open waits for a writer."""
+    named = {"device": Path("/dev/zero"), "FIFO": tmp_path / "fifo", "folder": tmp_path}[kind]
+    if kind == "FIFO":
+        os.mkfifo(named)
+    inside = {("history", "import"): "session.jsonl", ("import", "llm-brain"): "brain.json"}
+    if kind == "folder" and command in inside:
+        named = tmp_path / "sub"  # a folder is read for the files in it: give it a FIFO
+        named.mkdir()
+        os.mkfifo(named / inside[command])
+        kind = "FIFO"
+    done = run_cli(*command, str(named), cwd=project)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("voyager-brain: ") and f"is not a regular file (a {kind})" in line
+
+
 # -- the pipeline's state and events -------------------------------------------------------
 
 STATE = Path(".brain/pipeline-state.json")

@@ -29,7 +29,7 @@ from .errors import UnsafePathError
 # typing.TYPE_CHECKING without importing typing: hooks pay for every import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TypeAlias
+    from typing import BinaryIO, TypeAlias
 
     PathLike: TypeAlias = str | os.PathLike[str]
 
@@ -116,6 +116,24 @@ def read_bytes(path: PathLike) -> bytes | None:
             chunks.append(chunk)
     finally:
         os.close(fd)
+
+
+def open_regular(path: PathLike) -> BinaryIO:
+    """A file the user names on the command line (a transcript, an update to save),
+    opened to read if it is a regular file (a link to one is followed: the user named
+    it); an OSError naming it otherwise, for a device or a FIFO would be read forever
+    or hang the open. Not for a repository's own files: `read_bytes` checks those."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            strerror = f"{NOT_REGULAR} ({_kind(mode)})"
+            raise OSError(errno.EINVAL, strerror, os.fspath(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _in_repository(path: PathLike) -> bool:

@@ -13,6 +13,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+def one_line(message: str) -> str:
+    """`message` kept to one line: a line break in it (a path or an argument it quotes
+    can hold one) written as its escape."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class BrainError(Exception):
     """Base class: a problem the user can fix, described in one line."""
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from .. import __version__, repo
-from ..errors import BrainError, NotInRepositoryError
+from ..errors import BrainError, NotInRepositoryError, one_line
 from .plain import json_text
 
 if TYPE_CHECKING:
@@ -23,7 +23,26 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"voyager-brain: {self.format_message()}", err=True)
+        say_error(self.format_message())
+
+
+def read_named_file(path: str | Path, expected: str = "") -> bytes:
+    """The bytes of a file the user named; one line (`expected` added to it) when it is
+    missing, or is not a regular file (a device or a FIFO would never end)."""
+    from ..confine import open_regular
+
+    try:
+        with open_regular(path) as file:
+            return file.read()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file{expected}") from None
+    except OSError as exc:
+        raise UserError(f"{path}: {exc.strerror or exc}{expected}") from None
+
+
+def say_error(message: str) -> None:
+    """One line on stderr: ``voyager-brain: MESSAGE``."""
+    click.echo(f"voyager-brain: {one_line(message)}", err=True)
 
 
 class BrainGroup(click.Group):

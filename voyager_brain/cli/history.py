@@ -16,7 +16,7 @@ import click
 from .. import repo
 from ..config import load_config
 from ..errors import BrainError, HistoryError
-from .common import cli, json_option, print_json, start_folder
+from .common import cli, json_option, print_json, say_error, start_folder
 from .plain import relative
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def _db() -> sqlite3.Connection:
 
     db = connect()
     for problem in drain()[1]:
-        click.echo(f"voyager-brain: {problem}", err=True)
+        say_error(problem)
     return db
 
 
@@ -124,13 +124,13 @@ def import_command(ctx: click.Context, transcripts: tuple[Path, ...], as_json: b
     failed = False
     for path in _files(transcripts):
         if isinstance(path, BrainError):
-            click.echo(f"voyager-brain: {path}", err=True)
+            say_error(str(path))
             failed = True
             continue
         try:
             report = import_transcript(db, str(path), output_limit=limit, progress=_progress(path))
         except BrainError as exc:
-            click.echo(f"voyager-brain: {exc}", err=True)
+            say_error(str(exc))
             failed = True
             continue
         reports.append(report.to_dict())

@@ -16,6 +16,7 @@ from .common import (
     cli,
     json_option,
     print_json,
+    read_named_file,
     start_folder,
 )
 
@@ -189,19 +190,18 @@ def extract(ctx: click.Context, transcript: str | None, as_json: bool) -> None:
     VOYAGER_SUBAGENT=1.
     """
     from ..config import load_config
-    from ..memory.extract import enabled, read_source
+    from ..memory.extract import enabled
     from ..memory.extract import extract as run_extract
     from ..providers import get_provider
 
     start = start_folder(ctx)
     top = repo.find_top(start)
     config = load_config(top / ".voyager" if top else None)
-    if transcript not in (None, "-") and not Path(str(transcript)).is_file():
-        raise UserError(f"{transcript}: no such file")
+    named = None if transcript in (None, "-") else read_named_file(str(transcript))
     if not enabled(config):
         click.echo("auto-memory is off (auto_memory, VOYAGER_AUTO_MEMORY or VOYAGER_SUBAGENT)")
         return
-    text = read_source(transcript, sys.stdin.read() if transcript in (None, "-") else None)
+    text = sys.stdin.read() if named is None else named.decode("utf-8", errors="replace")
     results = run_extract(
         text,
         cwd=str(start),

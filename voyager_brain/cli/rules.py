@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import RuleError
-from .common import cli, json_option, print_json, start_folder
+from .common import cli, json_option, print_json, say_error, start_folder
 from .plain import rule_line
 
 
@@ -100,7 +100,7 @@ def rules_add(
     from ..guard.patterns import timed_notes
 
     for line in timed_notes([rule]):
-        click.echo(f"voyager-brain: {line}", err=True)
+        say_error(line)
     if as_json:
         print_json(rule.to_dict())
     else:
@@ -221,7 +221,7 @@ def rules_test(
         raise RuleError("--input: expected a JSON object (the tool's input)")
     run = dry_run(_project(ctx, project), tool, value, embedder=embedder)
     for problem in run.problems:
-        click.echo(f"voyager-brain: {problem}", err=True)
+        say_error(problem)
     if as_json:
         print_json(run.to_dict())
         return
@@ -249,9 +249,9 @@ def rules_sync(ctx: click.Context, project: Path | None) -> None:
     db = _db()
     problems = sync_team_rules(db, path, force=True)
     for problem in problems:
-        click.echo(f"voyager-brain: {problem}", err=True)
+        say_error(problem)
     for line in timed_notes(list_rules(db, project=path)):
-        click.echo(f"voyager-brain: {line}", err=True)
+        say_error(line)
     click.echo(f"synced {Path(path) / FILE}")
     if problems:
         raise SystemExit(2)

@@ -17,6 +17,7 @@ from .common import (
     json_option,
     manager_for,
     print_json,
+    read_named_file,
     start_folder,
 )
 
@@ -31,10 +32,7 @@ def _read_json(source: str, label: str) -> Any:
     if source == "-":
         data, where = sys.stdin.buffer.read(), "stdin"
     else:
-        path = Path(source)
-        if not path.is_file():
-            raise UserError(f"{source}: no such file")
-        data, where = path.read_bytes(), source
+        data, where = read_named_file(source), source
     try:
         return read_json(data)
     except JSONTextError as exc:
@@ -184,9 +182,8 @@ def import_llm_brain(ctx: click.Context, path: Path | None, as_json: bool) -> No
             if (path / ".llm-brain").is_dir()
             else path / "brain.json"
         )
-    if not path.is_file():
-        raise UserError(f"{path}: no such file (expected an llm-brain brain.json)")
-    imported = project_state.loads(path.read_bytes(), path)
+    data = read_named_file(path, " (expected an llm-brain brain.json)")
+    imported = project_state.loads(data, path)
     update = {
         k: v for k, v in imported.items() if k not in project_state.MANAGED and k != "project"
     }

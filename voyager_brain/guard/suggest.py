@@ -20,12 +20,14 @@ Standard library only; the memory logs and the model provider are imported when 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 
+from ..confine import open_regular
 from ..errors import RuleError
 from ..value import Record
 from .corrections import PROHIBIT, Finding, command_of, command_pattern, findings
@@ -99,7 +101,7 @@ def _clip(text: str, limit: int = MAX_TEXT) -> str:
 def read_transcript(path: str | os.PathLike[str]) -> list[Candidate]:
     """The user's messages in the Claude Code transcript at `path`, in order."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="replace") as f:
             return parse_transcript(f)
     except OSError as exc:
         raise RuleError(f"{path}: cannot read the transcript: {exc.strerror or exc}") from None

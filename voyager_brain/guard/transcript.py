@@ -57,7 +57,7 @@ import re
 import sqlite3
 from datetime import datetime
 
-from .. import cjson
+from .. import cjson, confine
 from ..errors import HistoryError
 from ..value import Record
 from . import record
@@ -138,7 +138,7 @@ def import_transcript(
     """
     full = os.path.abspath(path)
     try:
-        handle = open(full, "rb")  # noqa: SIM115 - closed below, after the loop
+        handle = confine.open_regular(full)  # closed below, after the loop
     except OSError as exc:
         raise HistoryError(f"{path}: cannot read the transcript: {exc.strerror or exc}") from None
     database = str(db.execute("PRAGMA database_list").fetchone()[2] or "history.db")

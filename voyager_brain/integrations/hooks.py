@@ -296,5 +296,7 @@ def _prune_notices(folder: str) -> None:
 
 
 def _report(agent: str, event: str, exc: BaseException, stderr: TextIO) -> None:
-    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    from ..errors import one_line
+
+    message = one_line(str(exc)) if str(exc) else type(exc).__name__
     stderr.write(f"voyager-brain hook {agent} {event}: {message}\n")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from .. import repo
-from ..errors import BrainError, InvalidEntryError, NotInRepositoryError
+from ..errors import BrainError, InvalidEntryError, NotInRepositoryError, one_line
 from ..session.manager import BrainManager
 from .mcpwire import printable
 
@@ -70,7 +70,7 @@ def error_line(exc: BaseException) -> str:
         message = f"{where}{exc.strerror or exc}"
     else:
         message = str(exc)
-    return f"voyager-brain: {message}"
+    return f"voyager-brain: {one_line(message)}"
 
 
 def to_json(data: Any) -> str:

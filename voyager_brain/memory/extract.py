@@ -16,7 +16,6 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from .. import storage
@@ -188,10 +187,3 @@ def extract(
         return [
             brain_tool("add", cwd=cwd, config=config, source="auto", **item) for item in candidates
         ]
-
-
-def read_source(path: str | None, stdin_text: str | None) -> str:
-    """The transcript: a file, or the text given (stdin)."""
-    if path is None or path == "-":
-        return stdin_text or ""
-    return Path(path).read_text(encoding="utf-8", errors="replace")
