@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from . import repo
+from .errors import BrainError
 from .session.manager import BrainManager, ensure_layout
 from .session.model import BrainEntry
 from .state.brainjson import diff
@@ -93,9 +94,11 @@ def _git(top: Path, *args: str) -> str:
         cwd=top,
         capture_output=True,
         text=True,
-        check=True,
         stdin=subprocess.DEVNULL,
     )
+    if result.returncode != 0:
+        said = (result.stderr.strip().splitlines() or [f"exit code {result.returncode}"])[-1]
+        raise BrainError(f"{top}: git {args[0]} failed: {said}")
     return result.stdout
 
 

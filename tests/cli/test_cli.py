@@ -237,6 +237,15 @@ def test_demo_runs_the_whole_lifecycle(tmp_path: Path) -> None:
     assert "brain: session 1" in log
 
 
+def test_demo_in_a_folder_git_cannot_use_is_one_line(tmp_path: Path) -> None:
+    """/proc/1 exists and is a folder, but nothing can be created in it (not even by
+    root): `git init` fails there, and the demo says so in one line."""
+    result = run_cli("demo", "--dir", "/proc/1", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith("voyager-brain: /proc/1: git init failed: ")
+
+
 def test_python_dash_m_and_console_script_agree(tmp_path: Path) -> None:
     import shutil
     import sys
