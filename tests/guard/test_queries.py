@@ -140,12 +140,13 @@ def test_a_session_is_found_by_row_id_by_agent_id_or_its_start(
         find_session(db, "3f7a")
 
 
-@pytest.mark.parametrize("ref", ["42", "no-such-session", "", "%"])
+@pytest.mark.parametrize("ref", ["42", "no-such-session", "", "%", "9" * 26, "9" * 5000])
 def test_an_unknown_session_is_one_line(db: sqlite3.Connection, ref: str) -> None:
     with pytest.raises(HistoryError) as caught:
         find_session(db, ref)
     message = str(caught.value)
-    assert message.startswith(f"no session {ref!r} in the history") and "\n" not in message
+    assert message.startswith(f"no session {ref[:20]!r}"[:-1]) and "\n" not in message
+    assert "' in the history" in message and len(message) < 300  # a long one is cut short
 
 
 # -- session history, triggers, rule origin ---------------------------------------------
