@@ -3,7 +3,7 @@
 `voyager-brain context` as a whole process beside Rho's own `readBrain` + `foldBrain` +
 `buildBrainPrompt` (extensions/lib/brain-store.ts) in one tsx process, on the same file
 (the log keeps Rho's format). Rho is not a registry package: the family runs when
-``VOYAGER_BENCH_RHO`` names a checkout of github.com/mikeyobrien/rho and ``tsx`` is on
+``VOYAGER_RHO_CHECKOUT`` names a checkout of github.com/mikeyobrien/rho and ``tsx`` is on
 the PATH (or ``VOYAGER_BENCH_TSX`` names it): ``npm install tsx``. Otherwise it says so
 and is skipped; nothing is downloaded.
 """
@@ -39,7 +39,7 @@ console.log(JSON.stringify({ ms: performance.now() - start, entries: entries.len
 
 def _rho() -> tuple[Path, str] | None:
     """Rho's brain-store.ts and the tsx command, when both are here."""
-    checkout = os.environ.get("VOYAGER_BENCH_RHO")
+    checkout = os.environ.get("VOYAGER_RHO_CHECKOUT")
     tsx = os.environ.get("VOYAGER_BENCH_TSX") or shutil.which("tsx")
     if not checkout or not tsx:
         return None
@@ -51,7 +51,7 @@ def bench_rho(results: Results, plan: Plan, parent: Path, pycache: Path) -> None
     found = _rho()
     if found is None:
         print(
-            "skipping Rho: set VOYAGER_BENCH_RHO to a checkout of github.com/mikeyobrien/rho"
+            "skipping Rho: set VOYAGER_RHO_CHECKOUT to a checkout of github.com/mikeyobrien/rho"
             " and put tsx on the PATH (npm install tsx) to measure against it"
         )
         return

@@ -100,7 +100,7 @@ in the table's "runs" column, with a ``gc.collect()`` before each run):
 
 * **rho**: ``voyager-brain context`` at 40,000 learnings beside Rho's own readBrain +
   foldBrain + buildBrainPrompt in one tsx process on the same file: 20x faster with no
-  cache, 50x with a previous session's caches. Runs only with ``VOYAGER_BENCH_RHO`` set
+  cache, 50x with a previous session's caches. Runs only with ``VOYAGER_RHO_CHECKOUT`` set
   to a checkout of Rho and tsx installed (``benchmarks/rho.py``).
 
 The exit status is non-zero only when something fails; a missed target is printed (and

@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"errors", "paths", "value", "worktree", "timestamps", "nesting", "untrusted", "cjson"},
     {"regexcache", "secretkinds", "confine", "jsonfile"},
     {"tomlfile"},
-    {"storage", "redact", "repo", "render", "config", "conflicts"},
+    {"storage", "filelock", "redact", "repo", "render", "config", "conflicts"},
     {"providers", "trust"},
     # the systems
     {"state", "memory"},

@@ -23,7 +23,7 @@ from itertools import compress, repeat
 from operator import eq, itemgetter, setitem
 from pathlib import Path
 
-from .. import conflicts, storage
+from .. import conflicts, filelock, storage
 from ..errors import EntryError
 from ..value import Record
 
@@ -502,7 +502,7 @@ def append(
         blob += encode(entry)
     if not blob:
         return
-    with contextlib.nullcontext() if held else storage.locked(path, lock_timeout):
+    with contextlib.nullcontext() if held else filelock.locked(path, lock_timeout):
         storage.append(path, _close_torn_tail(path) + blob)
 
 
@@ -537,7 +537,7 @@ def set_aside_bad_lines(path: Path, lock_timeout: float = 10.0) -> int:
     """Move the lines of the log at `path` that are not entries to ``<log>.rejected``
     (appended), keeping every other line as it is and in its order, and end a last line
     that lacks its newline; atomically under the lock. Returns how many lines moved."""
-    with storage.locked(path, lock_timeout):
+    with filelock.locked(path, lock_timeout):
         data = storage.read_bytes(path) or b""
         conflicts.check(data, path)
         kept: list[bytes] = []
@@ -560,7 +560,7 @@ def gc(path: Path, lock_timeout: float = 10.0) -> tuple[int, int, int]:
     not entries (a hand edit's trailing comma, a torn line) are never dropped: they are
     appended to ``<log>.rejected`` beside it first. Returns (bytes before, bytes after,
     lines moved there)."""
-    with storage.locked(path, lock_timeout):
+    with filelock.locked(path, lock_timeout):
         data = storage.read_bytes(path) or b""
         conflicts.check(data, path)  # its marker lines would go as bad lines: both sides kept
         entries, health = parse(data)

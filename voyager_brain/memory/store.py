@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import conflicts, repo, storage
+from .. import conflicts, filelock, repo, storage
 from ..conflicts import ConflictError
 from ..errors import EntryError
 from ..paths import decay_stamp_path, personal_log_path
@@ -176,7 +176,7 @@ class MemoryStore:
             held.append(self.project)
         with contextlib.ExitStack() as stack:
             for path in held:
-                stack.enter_context(storage.locked(path, self.lock_timeout))
+                stack.enter_context(filelock.locked(path, self.lock_timeout, "read-write"))
             self._held = frozenset(held)
             try:
                 yield
@@ -209,7 +209,7 @@ class MemoryStore:
             return False
         from .defaults import default_entries
 
-        with storage.locked(self.personal, self.lock_timeout):
+        with filelock.locked(self.personal, self.lock_timeout, "seed"):
             if self.personal.exists():
                 return False
             lines = default_entries(self.now())
