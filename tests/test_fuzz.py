@@ -31,7 +31,7 @@ from voyager_brain.errors import BrainError
 from voyager_brain.guard import teamrules
 from voyager_brain.integrations import hookio
 from voyager_brain.integrations.hooks import ADAPTERS
-from voyager_brain.memory import log
+from voyager_brain.memory import lines, log
 from voyager_brain.session import brainfile
 from voyager_brain.state import brainjson, positions
 
@@ -246,8 +246,8 @@ def test_memory_log(data: bytes) -> None:
     # A bad line is counted, never raised: nothing at all escapes the log's reader.
     entries, health = log.parse(data)
     assert health.total == len(entries)
-    log.parse_objects(data)
-    log.parse_lines(data)
+    lines.parse_objects(data)
+    lines.parse_lines(data)
     only_our_errors(lambda: log.fold(entries))
     only_our_errors(lambda: log.fold_data(data, len(data), log.Folded()))
 

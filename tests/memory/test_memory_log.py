@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from voyager_brain.errors import EntryError
-from voyager_brain.memory import log
+from voyager_brain.memory import lines, log
+from voyager_brain.memory.lines import Health, parse, parse_lines
 from voyager_brain.memory.log import (
-    Health,
     append,
     compacted_lines,
     deterministic_id,
@@ -27,8 +27,6 @@ from voyager_brain.memory.log import (
     fold,
     gc,
     new_id,
-    parse,
-    parse_lines,
     read,
     validate,
 )
@@ -307,11 +305,29 @@ def reference_fold(lines: list[dict[str, Any]], top: str | None) -> log.Folded:
                 state.dead[line["target_id"]] = line
             continue
         state.dead.pop(line["id"], None)
+        key = keyed(line)
+        if key is not None:  # Rho's maps by key: the live entry of the same key goes
+            for other in [i for i, e in state.entries.items() if i != line["id"]]:
+                if keyed(state.entries[other]) == key:
+                    del state.entries[other]
         state.entries[line["id"]] = line
     return state
 
 
-_path_value = st.sampled_from([".", "sub/dir", "/abs/path", "", None, 3, ["x"]])
+def keyed(line: dict[str, Any]) -> tuple[str, str] | None:
+    """identity, user and meta by `key`; context by its normalized `path`."""
+    field = {"identity": "key", "user": "key", "meta": "key", "context": "path"}.get(
+        line.get("type")  # type: ignore[arg-type]
+    )
+    value = line.get(field) if field else None
+    if not isinstance(value, str):
+        return None
+    return (line["type"], os.path.normpath(value) if field == "path" else value)
+
+
+_path_value = st.sampled_from(
+    [".", "sub/dir", "sub/dir/", "/abs/path", "/abs/path/.", "/repo/top", "", None, 3, ["x"]]
+)
 _any_line = st.one_of(
     _line,
     st.builds(
@@ -322,6 +338,12 @@ _any_line = st.one_of(
         _ids,
         _path_value,
         st.sampled_from(["learning", "context", "task"]),
+    ),
+    st.builds(
+        lambda i, kind, key: {"id": i, "type": kind, "created": CREATED, "key": key},
+        _ids,
+        st.sampled_from(["identity", "user", "meta"]),
+        st.sampled_from(["name", "role", "schema_version"]),
     ),
     st.builds(
         lambda i, t: {"id": i, "type": "tombstone", "target_id": t},
@@ -452,7 +474,7 @@ def test_reading_leaves_the_cycle_collector_as_it_found_it() -> None:
         gc.disable()
         assert len(parse(data)[0]) == 50 and not gc.isenabled()
         gc.enable()
-        with pytest.raises(RuntimeError), log._no_cycle_collection():
+        with pytest.raises(RuntimeError), lines.no_cycle_collection():
             assert not gc.isenabled()
             raise RuntimeError("a failure inside")
         assert gc.isenabled()

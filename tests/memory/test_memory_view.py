@@ -3,9 +3,11 @@ exactly as folding both logs from scratch does, whatever happens to the files.""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tempfile
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 
 from voyager_brain.context.candidates import Grouped
 from voyager_brain.memory import log
+from voyager_brain.memory.cache import read_folded
 from voyager_brain.memory.rank import decay_candidates
 from voyager_brain.memory.view import MemoryView
 
@@ -34,8 +37,8 @@ TIMES += ["2026-05-20T08:00:00+02:00"]  # another spelling: ranked the slow way
 
 def reference(home: Path, top: Path) -> tuple[log.Folded, set[str]]:
     """The snapshot's rule, from scratch: the personal fold, then the project's
-    tombstones remove and its entries replace (in place) or come after. And the ids the
-    project log holds."""
+    tombstones remove and its entries replace (in place) or come after, a keyed one
+    replacing the entry of its key. And the ids the project log holds."""
     personal = log.fold(log.read(home / "memory.jsonl")[0])
     entries, _ = log.read(top / ".voyager" / "memory.jsonl")
     log.resolve_paths(entries, str(top))
@@ -43,7 +46,12 @@ def reference(home: Path, top: Path) -> tuple[log.Folded, set[str]]:
     merged = dict(personal.entries)
     for target in project.dead:
         merged.pop(target, None)
-    merged.update(project.entries)
+    for entry_id, entry in project.entries.items():
+        key = log.natural_key(entry["type"], entry)  # one live entry per key
+        for other in [i for i, e in merged.items() if i != entry_id]:
+            if key is not None and log.natural_key(merged[other]["type"], merged[other]) == key:
+                del merged[other]
+        merged[entry_id] = entry
     return log.Folded(merged, {}), set(project.entries)
 
 
@@ -155,20 +163,25 @@ def test_a_view_kept_current_reads_as_folding_from_scratch(
 
 def test_an_append_is_applied_without_reading_the_log_again(tmp_path: Path) -> None:
     """After an append the view folds the new bytes only: a log whose earlier bytes
-    no longer parse (changed behind its back, same file, same size) is not read again."""
+    no longer parse (changed behind its back, same file, same size, between the first
+    and the last bytes the view checks) is not read again."""
     home, top = tmp_path / "home", tmp_path / "repo"
     (top / ".voyager").mkdir(parents=True)
     home.mkdir()
     project = top / ".voyager" / "memory.jsonl"
     log.append(home / "memory.jsonl", [entry("behavior", 0, TIMES[0], {})])
-    log.append(project, [entry("learning", n, TIMES[n % 4], {}) for n in range(1, 6)])
+    log.append(project, [entry("learning", n, TIMES[n % 4], {}) for n in range(1, 9)])
     view = MemoryView(home / "memory.jsonl", project, top)
     data = project.read_bytes()
-    with project.open("r+b") as f:  # garble the first line in place (same inode, size)
-        f.write(b"#" * data.index(b"\n"))
+    starts = [0] + [n + 1 for n, byte in enumerate(data) if byte == ord("\n")]
+    middle = [(a, b) for a, b in itertools.pairwise(starts) if a >= 256 and b <= len(data) - 256]
+    start, end = middle[0]
+    with project.open("r+b") as f:  # garble a middle line in place (same inode, size)
+        f.seek(start)
+        f.write(b"#" * (end - start - 1))
     log.append(project, [entry("learning", 9, TIMES[0], {"source": "manual"})])
     view.refresh()
-    assert len(view.of_type("learning")) == 6  # the garbled line is still seen as before
+    assert len(view.of_type("learning")) == 9  # the garbled line is still seen as before
     ranked, _ = view.top_learnings(NOW, str(top), 1)
     assert ranked[0]["id"] == "id09"
 
@@ -239,3 +252,24 @@ def test_a_view_changes_copies_of_the_cached_fold_never_the_fold_itself(tmp_path
     later = MemoryView(home / "memory.jsonl", project, top)  # the memo, then the new lines
     for view in (first, later):
         check(view, home, top)
+
+
+def test_a_log_written_over_at_the_same_size_is_read_again(tmp_path: Path) -> None:
+    """The file system hands a freed inode out again: after two gc runs the log can be a
+    new file under the inode the view saw, of the same size. Written in place here (same
+    inode, same size, a changed text in the middle), it is read again all the same."""
+    home, top = tmp_path / "home", tmp_path / "repo"
+    (top / ".voyager").mkdir(parents=True)
+    home.mkdir()
+    project = top / ".voyager" / "memory.jsonl"
+    log.append(home / "memory.jsonl", [entry("behavior", 0, TIMES[0], {})])
+    log.append(project, [entry("learning", n, TIMES[n % 4], {}) for n in range(1, 9)])
+    view = MemoryView(home / "memory.jsonl", project, top)
+    data = project.read_bytes()
+    assert data.count(b"learned 4") == 1
+    time.sleep(0.01)  # a modification time of its own, even on a coarse clock
+    project.write_bytes(data.replace(b"learned 4", b"LEARNED 4"))
+    view.refresh()
+    assert "LEARNED 4" in [e["text"] for e in view.of_type("learning")]
+    folded, _ = read_folded(project, None, top)
+    assert "LEARNED 4" in [e["text"] for e in folded.live("learning")]

@@ -31,8 +31,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_VERSION = (2, sys.version_info[:2])
-_TAIL = 256
+_VERSION = (3, sys.version_info[:2])  # 3: keyed entries fold by key; head, mtime
+_EDGE = 256  # the bytes kept of each end of what a fold covered
 # Rewriting the cache file costs about as much as folding a few thousand lines, so a
 # small growth is folded again by the next reader rather than saved every time.
 _RESAVE_MIN_BYTES = 256 * 1024
@@ -137,10 +137,24 @@ def _try_lock(cache_path: Path) -> int | None:
 
 
 class Position(Record):
-    """Where a fold stopped: the bytes it covers (whole lines), the last of them."""
+    """Where a fold stopped: the bytes it covers (whole lines), the first and the last
+    of them, and the file's modification time when it was read.
+
+    A file replaced by another (gc, git, an atomic save) is told from one that only
+    grew by its inode first; but the file system hands a freed inode out again, so two
+    rewrites can leave the same inode. Then a different first or last bytes, or, at the
+    same size, a different modification time (an append always grows the file) give it
+    away."""
 
     offset: int
     tail: bytes
+    head: bytes = b""
+    mtime_ns: int = 0
+
+    def after(self, data: bytes, mtime_ns: int) -> Position:
+        """This position moved past `data`, read from the file as it was at `mtime_ns`."""
+        head = self.head if len(self.head) >= _EDGE else (self.head + data)[:_EDGE]
+        return Position(self.offset + len(data), (self.tail + data)[-_EDGE:], head, mtime_ns)
 
 
 def read_folded(
@@ -156,9 +170,15 @@ def read_folded(
 
 def grown_by(path: Path, at: Position) -> bytes | None:
     """What the file at `path` holds after `at` when it has only grown since (the bytes
-    before `at` end as they did), else None. b"" when it has not changed."""
+    before `at` begin and end as they did; at the same size, it was not written since),
+    else None. b"" when it has not changed."""
     try:
         with storage.open_read(path) as f:
+            st = os.fstat(f.fileno())
+            if st.st_size == at.offset and at.mtime_ns and st.st_mtime_ns != at.mtime_ns:
+                return None  # written over at the same size
+            if at.head and f.read(len(at.head)) != at.head:
+                return None
             f.seek(max(0, at.offset - len(at.tail)))
             if f.read(len(at.tail)) != at.tail or f.tell() != at.offset:
                 return None
@@ -190,7 +210,7 @@ def read_folded_at(
     start, state, total, bad = 0, log.Folded(), 0, 0
     data = None
     if record and size >= record["offset"]:
-        data = grown_by(path, Position(record["offset"], record["tail"]))
+        data = grown_by(path, _position(record))
         # Git may rewrite a merged file in place and keep what the cache has read.
         if data and conflicts.OPEN in data:
             conflicts.check(storage.read_bytes(path) or b"", path)
@@ -212,14 +232,17 @@ def read_folded_at(
     offset = start + end
     if record is None or start == 0 or offset != record["offset"]:
         with storage.open_read(path) as f:
-            f.seek(max(0, offset - _TAIL))
-            tail = f.read(min(_TAIL, offset))
+            head = f.read(min(_EDGE, offset))
+            f.seek(max(0, offset - _EDGE))
+            tail = f.read(min(_EDGE, offset))
         record = {
             "version": _VERSION,
             "top": where,
             "file": file,
             "offset": offset,
             "tail": tail,
+            "head": head,
+            "mtime": st.st_mtime_ns,
             "entries": state.entries,  # shared with the caller, who only reads them
             "dead": state.dead,
             "total": total + health.total,
@@ -238,4 +261,8 @@ def read_folded_at(
         bad + health.bad_lines + rest.bad_lines,
         end < len(data),
     )
-    return state, result, Position(offset, record["tail"])
+    return state, result, _position(record)
+
+
+def _position(record: dict[str, Any]) -> Position:
+    return Position(record["offset"], record["tail"], record["head"], record["mtime"])

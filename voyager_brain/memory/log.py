@@ -12,12 +12,10 @@ Standard library only: session start folds this file.
 from __future__ import annotations
 
 import contextlib
-import gc as _gc  # `gc` here is the log's own garbage collection (see gc())
 import json
 import os
-import re
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from itertools import compress, repeat
 from operator import eq, itemgetter, setitem
@@ -25,7 +23,12 @@ from pathlib import Path
 
 from .. import conflicts, filelock, storage
 from ..errors import EntryError
-from ..value import Record
+
+# A log's lines are read by `lines`; `parse` and `Health` are this module's too, the way a
+# log is read and what reading it found.
+from .lines import Health as Health
+from .lines import is_entry, loads_line, no_cycle_collection, pieces
+from .lines import parse as parse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,6 +69,7 @@ ENUMS: dict[str, dict[str, tuple[str, ...]]] = {
 PATH_FIELDS: dict[str, str] = {"context": "path", "learning": "projectPath"}
 #: Keyed types get deterministic ids from their natural key.
 NATURAL_KEYS: dict[str, str] = {"identity": "key", "user": "key", "meta": "key", "context": "path"}
+KEYED = frozenset(NATURAL_KEYS)
 
 
 def deterministic_id(type_: str, natural_key: str) -> str:
@@ -118,214 +122,7 @@ def validate(entry: Mapping[str, Any], where: str = "entry") -> None:
             )
 
 
-# -- reading --------------------------------------------------------------------------
-
-
-# Health and Folded are not dataclasses: every session start imports this module, and
-# creating a dataclass costs about a millisecond.
-class Health(Record):
-    """What reading a log found: valid entries, skipped lines, a torn last line."""
-
-    total: int = 0
-    bad_lines: int = 0
-    truncated_tail: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "bad_lines": self.bad_lines,
-            "truncated_tail": self.truncated_tail,
-        }
-
-
-def parse_objects(data: bytes) -> tuple[list[dict[str, Any]], int]:
-    """Every JSON object line of `data` (no id or type needed), and the bad-line count."""
-    found: list[dict[str, Any]] = []
-    bad = 0
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        value = _loads(raw)
-        if isinstance(value, dict):
-            found.append(value)
-        else:
-            bad += 1
-    return found, bad
-
-
-# Bytes decoded at a time: one str of a whole large log is several times its size (a
-# single non-Latin-1 character makes every character 2 or 4 bytes) and slower to walk;
-# a piece this small stays in the CPU's cache while its lines are parsed (10k lines in
-# a fresh process: 36 ms median with 16 KB pieces, 44 ms with 256 KB ones).
-_CHUNK = 1 << 14
-
-
-def parse(data: bytes, *, chunk: int = _CHUNK) -> tuple[list[dict[str, Any]], Health]:
-    """The entries of a log's bytes, in file order, and the health of the read.
-
-    A line that is not a JSON object with a string ``id`` and ``type`` is a bad line.
-    A last line without a newline is a torn tail: counted as a bad line when it does not
-    parse, and reported either way. The bytes are read in pieces (see `pieces`).
-    """
-    entries: list[dict[str, Any]] = []
-    bad = 0
-    with _no_cycle_collection():
-        for found, wrong in pieces(data, chunk=chunk):
-            entries += found
-            bad += wrong
-    return entries, Health(len(entries), bad, bool(data) and not data.endswith(b"\n"))
-
-
-@contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """The cycle collector off while a log is read, as it was before afterwards. Reading
-    makes one container per line, and the collections they set off walk the entries
-    read so far again and again (about a tenth of the time of reading 100k lines in a
-    process that keeps the collector on); none of them finds a cycle."""
-    if not _gc.isenabled():
-        yield
-        return
-    _gc.disable()
-    try:
-        yield
-    finally:
-        _gc.enable()
-
-
-def pieces(
-    data: bytes, stop: int | None = None, *, chunk: int = _CHUNK
-) -> Iterator[tuple[list[dict[str, Any]], int]]:
-    """`parse` of ``data[:stop]`` a piece at a time: the entries and the bad-line count
-    of each piece of about `chunk` bytes ending at a newline (a newline byte is never
-    inside a UTF-8 character, so each line is in one piece). Folding each piece as it
-    comes touches its entries while they are still in the CPU's cache."""
-    start, size = 0, len(data) if stop is None else stop
-    while start < size:
-        end = min(data.find(b"\n", start + chunk - 1, size) + 1 or size, size)
-        piece = data[start:end] if start or end < len(data) else data
-        try:
-            text = piece.decode()
-        except UnicodeDecodeError:
-            yield parse_lines(piece)
-        else:
-            yield _parse_piece(text)
-        start = end
-
-
-def _is_entry(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("id"), str)
-        and isinstance(value.get("type"), str)
-    )
-
-
-# What bytes.strip() removes: a line of only these is blank, never a bad line. JSON's
-# own whitespace, all json.loads allows after a value, is narrower.
-_BLANK = " \t\n\r\x0b\x0c"
-_JSON_SPACE = " \t\r"
-# The decoder's scanner, called directly: raw_decode() around it is a Python frame per
-# line. It takes a value at an index and raises StopIteration where none starts.
-_scan_once: Callable[[str, int], tuple[Any, int]]
-_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # not in the stubs
-
-
-def _parse_text(text: str) -> tuple[list[dict[str, Any]], int]:
-    """`parse_lines` of the decoded file, faster: one decoder call per line straight
-    on the whole text (json.loads per line decodes and copies each line first). Any line
-    the fast step does not take whole goes through json.loads, so the result is the same."""
-    entries: list[dict[str, Any]] = []
-    bad = 0
-    pos, size = 0, len(text)
-    find = text.find
-    while pos < size:
-        end_of_line = find("\n", pos)
-        if end_of_line < 0:
-            end_of_line = size
-        try:
-            value, end = _scan_once(text, pos)
-        except (StopIteration, ValueError, RecursionError):
-            end = -1
-        if end != end_of_line and (
-            end < 0 or end > end_of_line or text[end:end_of_line].strip(_JSON_SPACE)
-        ):
-            line = text[pos:end_of_line]
-            pos = end_of_line + 1
-            if not line.strip(_BLANK):
-                continue
-            value = _loads(line.encode())
-        else:
-            pos = end_of_line + 1
-        # _is_entry, inline: this loop runs once per line of the log.
-        if (
-            value.__class__ is dict
-            and value.get("id").__class__ is str
-            and value.get("type").__class__ is str
-        ):
-            entries.append(value)
-        else:
-            bad += 1
-    return entries, bad
-
-
-# Two objects on one line: a "}", a comma and a "{" with only JSON whitespace between
-# (a newline is whitespace too, but it ends the line).
-_TWO_ON_A_LINE = r"\}[ \t\r]*,[ \t\r]*\{"
-
-
-def _parse_piece(text: str) -> tuple[list[dict[str, Any]], int]:
-    """`_parse_text`, mostly in one decoder call: the piece's lines read as one JSON
-    array (each newline a comma). The decoder makes each key string once per call, not
-    once per line, so a piece of a hundred entries holds a few dozen key strings instead
-    of several hundred (less to allocate, to walk in the CPU's cache and to free).
-
-    The array is taken only when it means what the lines do: as many values as lines,
-    every one an entry, and no line holding two objects. A value that went on over a line
-    would make one element of two lines, so some other line would have to hold two
-    elements for the count to match, and between two objects on a line there is only
-    "}", whitespace, a comma, whitespace and "{". Anything else is read line by line."""
-    body = text[:-1] if text.endswith("\n") else text
-    if not re.search(_TWO_ON_A_LINE, body):
-        joined = "[" + body.replace("\n", ",") + "]"
-        try:
-            values, end = _scan_once(joined, 0)
-        except (StopIteration, ValueError, RecursionError):
-            end = -1
-        if end == len(joined) and len(values) == body.count("\n") + 1:
-            for value in values:
-                if (
-                    value.__class__ is not dict
-                    or value.get("id").__class__ is not str
-                    or value.get("type").__class__ is not str
-                ):
-                    break
-            else:
-                return values, 0
-    return _parse_text(text)
-
-
-def _loads(raw: bytes) -> Any:
-    """One line as json.loads reads it, or None when it is not JSON."""
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-
-
-def parse_lines(data: bytes) -> tuple[list[dict[str, Any]], int]:
-    """The entries of `data` read line by line with json.loads, and the bad-line count
-    (`parse` without its fast path, for bytes that are not UTF-8 throughout)."""
-    entries: list[dict[str, Any]] = []
-    bad = 0
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        value = _loads(raw)
-        if _is_entry(value):
-            entries.append(value)
-        else:
-            bad += 1
-    return entries, bad
+# -- reading ----------------------------------------------------------------------------
 
 
 def resolve_paths(entries: Iterable[dict[str, Any]], top: str) -> None:
@@ -366,11 +163,25 @@ def read(path: Path) -> tuple[list[dict[str, Any]], Health]:
 # -- folding --------------------------------------------------------------------------
 
 
+def natural_key(kind: Any, entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    """What a keyed entry (identity, user, meta: `key`; context: `path`) is folded by,
+    or None for every other entry. A context's path is compared normalized, so that one
+    written relative (".", resolved against the top) and one written absolute by Rho are
+    the same context."""
+    field = NATURAL_KEYS.get(kind) if isinstance(kind, str) else None
+    value = entry.get(field) if field is not None else None
+    if not isinstance(value, str):
+        return None
+    return (kind, os.path.normpath(value) if kind in PATH_FIELDS else value)
+
+
 class Folded:
     """The materialized state: live entries by id (in the order they first appeared, or
-    reappeared after a tombstone) and the ids tombstones removed."""
+    reappeared after a tombstone) and the ids tombstones removed. A keyed entry (see
+    `natural_key`) replaces the live one of the same key whatever its id, as Rho's
+    `foldBrain` keeps identity, user and meta in maps by key: one live entry per key."""
 
-    __slots__ = ("dead", "entries")
+    __slots__ = ("_keys", "dead", "entries")
 
     def __init__(
         self,
@@ -379,6 +190,29 @@ class Folded:
     ) -> None:
         self.entries = {} if entries is None else entries
         self.dead = {} if dead is None else dead
+        self._keys: dict[tuple[str, str], str] | None = None
+
+    def put(self, entry_id: str, entry: dict[str, Any]) -> None:
+        """One line's entry made live: it resurrects a tombstoned id, and a keyed entry
+        takes the place of the live entry of its key."""
+        self.dead.pop(entry_id, None)
+        key = natural_key(entry.get("type"), entry)
+        if key is not None:
+            if self._keys is None:
+                self._keys = {}
+                for live_id, live in self.entries.items():
+                    found = natural_key(live.get("type"), live)
+                    if found is not None:
+                        self._keys[found] = live_id
+            held = self._keys.get(key)
+            if held is not None and held != entry_id:
+                other = self.entries.get(held)
+                # The index may be out of date (a tombstone, a line that changed the key):
+                # only an entry that still has this key gives way.
+                if other is not None and natural_key(other.get("type"), other) == key:
+                    del self.entries[held]
+            self._keys[key] = entry_id
+        self.entries[entry_id] = entry
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Folded):
@@ -431,7 +265,7 @@ def fold_data(data: bytes, stop: int, into: Folded, *, top: str | None = None) -
     kinds: list[Any] = []
     ids: list[Any] = []
     bad = 0
-    with _no_cycle_collection():
+    with no_cycle_collection():
         for found, wrong in pieces(data, stop):
             found_kinds = list(map(dict.get, found, repeat("type")))
             if top is not None:
@@ -449,8 +283,9 @@ def _apply(
 ) -> None:
     # The lines between two tombstones are upserts: one dict.update (a known id keeps
     # its place, a new one goes last, as one assignment each would do) and, when some
-    # ids were tombstoned, their resurrection. A session start folds every line.
-    live, dead = state.entries, state.dead
+    # ids were tombstoned, their resurrection. A session start folds every line. Keyed
+    # entries (a handful in a log) replace by key, one at a time (`Folded.put`); the
+    # lines between them still go in one update each.
     start, size = 0, len(entries)
     while start < size:
         try:
@@ -458,18 +293,40 @@ def _apply(
         except ValueError:
             stop = size
         if stop > start:
-            run = entries[start:stop]
-            run_ids = ids[start:stop] if ids is not None else list(map(itemgetter("id"), run))
-            if dead:
-                for entry_id in dead.keys() & run_ids:
-                    del dead[entry_id]
-            live.update(zip(run_ids, run, strict=True))
-        if stop < size:
-            target = entries[stop].get("target_id")
-            if isinstance(target, str):
-                live.pop(target, None)
-                dead[target] = entries[stop]
+            run_ids = ids[start:stop] if ids is not None else None
+            run_kinds = kinds[start:stop]
+            keyed: list[int] = []
+            if not KEYED.isdisjoint(run_kinds):
+                keyed = list(compress(range(stop - start), map(KEYED.__contains__, run_kinds)))
+            at = start
+            for k in [*(start + n for n in keyed), stop]:
+                if k > at:
+                    _upsert(state, entries[at:k], run_ids and run_ids[at - start : k - start])
+                if k < stop:
+                    state.put(entries[k]["id"], entries[k])
+                at = k + 1
+        _tombstone(state, entries, stop, size)
         start = stop + 1
+
+
+def _upsert(state: Folded, run: list[dict[str, Any]], run_ids: list[Any] | None) -> None:
+    """Lines without a tombstone or a keyed entry among them: one update."""
+    if run_ids is None:
+        run_ids = list(map(itemgetter("id"), run))
+    dead = state.dead
+    if dead:
+        for entry_id in dead.keys() & run_ids:
+            del dead[entry_id]
+    state.entries.update(zip(run_ids, run, strict=True))
+
+
+def _tombstone(state: Folded, entries: list[dict[str, Any]], at: int, size: int) -> None:
+    """Apply the tombstone at `at` (nothing when `at` is past the end)."""
+    if at < size:
+        target = entries[at].get("target_id")
+        if isinstance(target, str):
+            state.entries.pop(target, None)
+            state.dead[target] = entries[at]
 
 
 # -- writing --------------------------------------------------------------------------
@@ -530,7 +387,7 @@ REJECTED = ".rejected"
 
 def bad_lines(data: bytes) -> list[bytes]:
     """The lines of `data` that are not entries (`parse` counts them), as they are."""
-    return [raw for raw in data.split(b"\n") if raw.strip() and not _is_entry(_loads(raw))]
+    return [raw for raw in data.split(b"\n") if raw.strip() and not is_entry(loads_line(raw))]
 
 
 def set_aside_bad_lines(path: Path, lock_timeout: float = 10.0) -> int:
@@ -544,7 +401,7 @@ def set_aside_bad_lines(path: Path, lock_timeout: float = 10.0) -> int:
         rejected: list[bytes] = []
         for raw in data.split(b"\n"):
             if raw.strip():
-                (kept if _is_entry(_loads(raw)) else rejected).append(raw)
+                (kept if is_entry(loads_line(raw)) else rejected).append(raw)
         if rejected:
             storage.append(
                 path.with_name(path.name + REJECTED), b"".join(r + b"\n" for r in rejected)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import EntryError
 from . import log
+from .lines import parse_objects
 from .store import PERSONAL, MemoryStore
 
 LEGACY_FILES = ("core.jsonl", "memory.jsonl", "context.jsonl", "tasks.jsonl")
@@ -68,7 +69,7 @@ def _migrate(store: MemoryStore, folder: Path, present: list[str]) -> MigrationR
     lines: list[dict[str, Any]] = []
     bad = 0
     for name in present:
-        raw, skipped = log.parse_objects((folder / name).read_bytes())
+        raw, skipped = parse_objects((folder / name).read_bytes())
         bad += skipped
         for entry in raw:
             entry = dict(entry)

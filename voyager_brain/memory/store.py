@@ -113,9 +113,10 @@ class MemoryStore:
                 origin.pop(target, None)
             state.dead.update(project.dead)
             for entry_id, entry in project.entries.items():
-                state.entries[entry_id] = entry
-                state.dead.pop(entry_id, None)
+                state.put(entry_id, entry)  # a keyed entry replaces the personal one
                 origin[entry_id] = PROJECT
+            if len(origin) != len(state.entries):
+                origin = {i: origin[i] for i in state.entries}
         return Snapshot(state, origin, health)
 
     def folded_leaving_out_conflicts(self) -> tuple[log.Folded, list[ConflictError]]:
@@ -154,6 +155,16 @@ class MemoryStore:
             except ValueError:
                 pass  # outside the repository: kept absolute
         return value
+
+    def _to_personal(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+        """A relative path made absolute against the working folder: the personal log
+        (Rho's brain.jsonl too) is read from every folder, and Rho matches a context by
+        its absolute path."""
+        field = log.PATH_FIELDS.get(str(entry.get("type")))
+        value = entry.get(field) if field else None
+        if field and isinstance(value, str) and value and not os.path.isabs(value):
+            return {**entry, field: os.path.normpath(os.path.join(self.cwd, value))}
+        return dict(entry)
 
     def _to_project(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         field = log.PATH_FIELDS.get(str(entry.get("type")))
@@ -227,6 +238,8 @@ class MemoryStore:
             lines = [_redact_entry(e) for e in lines]
         if store == PROJECT:
             lines = [self._to_project(e) for e in lines]
+        else:
+            lines = [self._to_personal(e) for e in lines]
         path = self.path_of(store)
         held = any(_same_file(path, other) for other in self._held)
         log.append(path, lines, self.lock_timeout, held=held)

@@ -189,7 +189,8 @@ def _add(store: MemoryStore, params: dict[str, Any]) -> dict[str, Any]:
     if existed:
         entry["updated"] = entry["created"]
         entry["created"] = snapshot.state.entries[entry["id"]].get("created", entry["created"])
-        target = snapshot.origin.get(entry["id"], target)
+        if params.get("store") is None:  # updated where it is, unless a log is named
+            target = snapshot.origin.get(entry["id"], target)
     written = store.write([entry], target)
     verb = "Updated" if existed else "Added"
     return _result(f"{verb} {type_} {entry['id']}: {summary(written[0])}", written, store=target)

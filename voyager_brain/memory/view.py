@@ -30,10 +30,9 @@ from pathlib import Path
 
 from .. import conflicts, storage
 from . import log, rank
-from .cache import Position, grown_by, read_folded_at, remember
+from .cache import grown_by, read_folded_at, remember
 
 _PROJECT = 1 << 53  # project-only entries come after every personal one
-_TAIL = 256
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,6 +77,8 @@ class _Log:
         if not end:
             return True
         lines, _ = log.parse(data[:end])
+        if not log.KEYED.isdisjoint(map(itemgetter("type"), lines)):
+            return False  # one entry per key (`log.Folded.put`): rare, so built again
         if self.top is not None:
             log.resolve_paths(lines, str(self.top))
         if not self._own:
@@ -98,7 +99,7 @@ class _Log:
                 self.next += 1
             entries[entry_id] = line
             touched.add(entry_id)
-        self.at = Position(self.at.offset + end, (self.at.tail + data[:end])[-_TAIL:])
+        self.at = self.at.after(data[:end], self.path.stat().st_mtime_ns)
         return True
 
 
@@ -178,6 +179,12 @@ def _keys(
     return keys, scorer.next_change(changed)
 
 
+def _keyed(entries: dict[str, Entry]) -> list[tuple[str, Entry]]:
+    """The keyed entries (`log.natural_key`) among `entries`, picked out by C loops."""
+    kinds = map(itemgetter("type"), entries.values())
+    return list(compress(entries.items(), map(log.KEYED.__contains__, kinds)))
+
+
 class MemoryView:
     """The personal and project logs merged, by type, current as of `refresh()`."""
 
@@ -189,6 +196,9 @@ class MemoryView:
         personal, project, top = self._paths
         mine = _Log(personal, personal.parent / "cache" / f"{personal.name}.fold", None)
         self._logs = [mine]
+        # Personal ids a project entry of the same key replaces: a line with one of
+        # these ids is rare, and `_settle` would give it the personal place.
+        self._shadowed: set[str] = set()
         entries = dict(mine.entries)
         order = dict(zip(mine.entries, range(len(mine.entries)), strict=True))
         if project is not None:
@@ -196,6 +206,15 @@ class MemoryView:
             self._logs.append(ours)
             for target in ours.dead.keys() & entries.keys():
                 del entries[target], order[target]
+            # A keyed project entry replaces the personal one of its key (the snapshot's
+            # `Folded.put`).
+            keys = {log.natural_key(e["type"], e): i for i, e in _keyed(ours.entries)}
+            keys.pop(None, None)
+            for entry_id, entry in _keyed(entries) if keys else ():
+                key = log.natural_key(entry["type"], entry)
+                if key is not None and keys.get(key, entry_id) != entry_id:
+                    del entries[entry_id], order[entry_id]
+                    self._shadowed.add(entry_id)
             entries.update(ours.entries)
             # An id in both logs keeps its personal place (the snapshot's order).
             kept = {i: order[i] for i in ours.entries.keys() & order.keys()}
@@ -223,7 +242,9 @@ class MemoryView:
     def refresh(self) -> None:
         """Apply what was appended to either log since; rebuild on anything else."""
         touched: set[str] = set()
-        if not all(part.advance(touched) for part in self._logs):
+        if not all(part.advance(touched) for part in self._logs) or (
+            self._shadowed and not self._shadowed.isdisjoint(touched)
+        ):
             self._build()
             return
         for entry_id in touched:
