@@ -33,7 +33,7 @@ BAD_FIELDS = [
         }
         """,
         5,
-        "decisions[0].what: expected a non-empty string, got null",
+        "decisions[0].what: expected a string, got null",
     ),
     (
         """\
@@ -90,7 +90,7 @@ def test_loads_names_the_line_of_a_bad_field() -> None:
         state.loads(b'{\n  "decisions": [{"what": null}]\n}\n', path)
     assert (info.value.path, info.value.line) == (path, 2)
     assert (
-        str(info.value) == "brain.json:2: decisions[0].what: expected a non-empty string, got null"
+        str(info.value) == "brain.json:2: decisions[0].what: expected a string, got null"
     )
 
 
@@ -99,7 +99,7 @@ def test_a_field_not_in_the_text_keeps_the_message_without_a_line() -> None:
     with pytest.raises(CorruptFileError) as info:
         state.loads(b'{\n  "decisions": [{"why": "x"}]\n}\n', Path("brain.json"))
     assert info.value.line is None
-    assert str(info.value) == "brain.json: decisions[0].what: expected a non-empty string, got null"
+    assert str(info.value) == "brain.json: decisions[0].what: expected a string, got null"
 
 
 # -- the scan -----------------------------------------------------------------------------

@@ -281,7 +281,13 @@ def test_decision_upsert_update_wins_for_when_and_reversible_and_new_ones_append
             "when": "2026-03-02",
             "reversible": False,
         },
-        {"what": "Use Zod for validation", "why": "Typed schemas", "when": "2026-03-01"},
+        # llm-brain requires `reversible`: the update left it out, so it is filled in.
+        {
+            "what": "Use Zod for validation",
+            "why": "Typed schemas",
+            "when": "2026-03-01",
+            "reversible": True,
+        },
     ]
 
 
@@ -332,7 +338,7 @@ def test_key_files_upsert_by_path() -> None:
     assert result["keyFiles"] == [
         {"path": "src/index.ts", "role": "Server entry point and routes"},
         {"path": "src/ws.ts", "role": "WebSocket handler"},
-        {"path": "src/db.ts"},
+        {"path": "src/db.ts", "role": ""},  # llm-brain requires a role
     ]
 
 
@@ -351,7 +357,7 @@ def test_known_issues_upsert_by_issue() -> None:
             "workaround": "Using createRequire",
             "severity": "medium",
         },
-        {"issue": "WS drops after 30s idle", "severity": "high"},
+        {"issue": "WS drops after 30s idle", "severity": "high", "workaround": ""},
     ]
 
 
@@ -427,7 +433,11 @@ def test_unknown_fields_are_kept_and_reported_by_validate() -> None:
     assert list(result)[-1] == "team"  # extra fields come after the seed's
     assert list(result["facts"]) == ["stack", "architecture", "environment", "custom", "license"]
     assert result["facts"]["license"] == "MIT"
-    assert result["decisions"][-1] == {"what": "Use Zod for validation", "owner": "sam"}
+    assert result["decisions"][-1] == {
+        "what": "Use Zod for validation",
+        "owner": "sam",
+        **{"why": "", "when": "2026-03-21", "reversible": True},  # what llm-brain requires
+    }
     assert result["activeState"]["sprint"] == 7
     assert validate(result, "brain.json") == [
         "facts.license",
@@ -514,16 +524,8 @@ SEVERITY = "one of low, medium, high, critical"
             f'update: knownIssues[0].severity: expected {SEVERITY}, got "urgent"',
         ),
         (
-            {"decisions": [{"what": "x", "when": "15/02/2026"}]},
-            'update: decisions[0].when: expected an ISO date (YYYY-MM-DD), got "15/02/2026"',
-        ),
-        (
-            {"decisions": [{"what": "x", "when": "last tuesday"}]},
-            'update: decisions[0].when: expected an ISO date (YYYY-MM-DD), got "last tuesday"',
-        ),
-        (
             {"decisions": [{"what": "x", "when": 20260215}]},
-            "update: decisions[0].when: expected an ISO date (YYYY-MM-DD), got 20260215",
+            "update: decisions[0].when: expected a string, got 20260215",
         ),
         (
             {"decisions": [{"what": "x", "reversible": "yes"}]},
@@ -531,11 +533,7 @@ SEVERITY = "one of low, medium, high, critical"
         ),
         (
             {"decisions": [{"what": "ok"}, {"why": "Data is relational"}]},
-            "update: decisions[1].what: expected a non-empty string, got null",
-        ),
-        (
-            {"decisions": [{"what": "  "}]},
-            'update: decisions[0].what: expected a non-empty string, got "  "',
+            "update: decisions[1].what: expected a string, got null",
         ),
         (
             {"decisions": ["Use PostgreSQL"]},
@@ -547,11 +545,11 @@ SEVERITY = "one of low, medium, high, critical"
         ),
         (
             {"keyFiles": [{"role": "entry"}]},
-            "update: keyFiles[0].path: expected a non-empty string, got null",
+            "update: keyFiles[0].path: expected a string, got null",
         ),
         (
             {"knownIssues": [{"workaround": "w"}]},
-            "update: knownIssues[0].issue: expected a non-empty string, got null",
+            "update: knownIssues[0].issue: expected a string, got null",
         ),
         (
             {"facts": {"stack": "TypeScript"}},
@@ -590,14 +588,17 @@ SEVERITY = "one of low, medium, high, critical"
             'update: nextSteps: expected a list of strings, got "Write tests"',
         ),
         ({"project": None}, "update: project: expected a string, got null"),
+        ({"lastUpdated": 5}, "update: lastUpdated: expected a string, got 5"),
+        ({"sessionCount": "x"}, 'update: sessionCount: expected a number, got "x"'),
+        ({"sessionCount": True}, "update: sessionCount: expected a number, got true"),
         (
-            {"lastUpdated": "yesterday"},
-            'update: lastUpdated: expected an ISO 8601 time, got "yesterday"',
+            {"preferences": {"constraints": "no ORMs"}},
+            'update: preferences.constraints: expected a list of strings, got "no ORMs"',
         ),
-        ({"sessionCount": -1}, "update: sessionCount: expected a whole number >= 0, got -1"),
-        ({"sessionCount": "x"}, 'update: sessionCount: expected a whole number >= 0, got "x"'),
-        ({"sessionCount": True}, "update: sessionCount: expected a whole number >= 0, got true"),
-        ({"sessionCount": 1.5}, "update: sessionCount: expected a whole number >= 0, got 1.5"),
+        (
+            {"preferences": {"communication": ["terse"]}},
+            'update: preferences.communication: expected a string, got ["terse"]',
+        ),
         ([], "update: expected a JSON object, got a list"),
         ("nextSteps", "update: expected a JSON object, got a string"),
         (None, "update: expected a JSON object, got null"),
@@ -615,7 +616,7 @@ def test_bad_update_raises_state_error_with_one_line(update: Any, message: str) 
 
 def test_validate_names_where_the_data_came_from() -> None:
     with pytest.raises(StateError, match=r"^brain\.json: sessionCount: "):
-        validate({"sessionCount": -1}, "brain.json")
+        validate({"sessionCount": "many"}, "brain.json")
 
 
 @pytest.mark.parametrize(
@@ -710,11 +711,11 @@ def test_loads_counts_lines_after_a_byte_order_mark() -> None:
             1,
             f'knownIssues[0].severity: expected {SEVERITY}, got "urgent"',
         ),
-        (b'{\n"sessionCount": -1}', 2, "sessionCount: expected a whole number >= 0, got -1"),
+        (b'{\n"sessionCount": "many"}', 2, 'sessionCount: expected a number, got "many"'),
         (
-            b'{"decisions": [{"what": "x", "when": "soon"}]}',
+            b'{"decisions": [{"what": "x", "when": 5}]}',
             1,
-            'decisions[0].when: expected an ISO date (YYYY-MM-DD), got "soon"',
+            "decisions[0].when: expected a string, got 5",
         ),
         (b"[]", None, "expected a JSON object, got a list"),
         (b'"brain"', None, "expected a JSON object, got a string"),
@@ -809,7 +810,12 @@ def test_project_state_gives_typed_shortcuts() -> None:
 
 # -- diff -------------------------------------------------------------------------------
 
-ZOD = {"what": "Use Zod for validation", "why": "Typed schemas"}
+ZOD = {
+    "what": "Use Zod for validation",
+    "why": "Typed schemas",
+    "when": "2026-03-21",
+    "reversible": True,
+}
 PG = SEED["decisions"][0]
 
 
@@ -841,11 +847,11 @@ def test_diff_changes_a_decision_by_what_not_by_position() -> None:
         Change(
             "change", "decisions[Use Zod for validation].why", "Typed schemas", "Runtime checks"
         ),
-        Change("add", "decisions[Use Zod for validation].reversible", None, False),
+        Change("change", "decisions[Use Zod for validation].reversible", True, False),
     ]
     assert [c.describe() for c in changes] == [
         "~ decisions[Use Zod for validation].why: Typed schemas -> Runtime checks",
-        "+ decisions[Use Zod for validation].reversible: false",
+        "~ decisions[Use Zod for validation].reversible: true -> false",
     ]
 
 
@@ -1197,7 +1203,7 @@ def test_brain_json_corrupted_during_a_session_is_not_overwritten(
     path = repo / ".voyager" / "brain.json"
     path.write_bytes(b'{"sessionCount": "many"}\n')
     bm.merge_state({"nextSteps": ["two"]})
-    with pytest.raises(CorruptFileError, match=r"brain\.json:1: sessionCount: expected a whole"):
+    with pytest.raises(CorruptFileError, match=r"brain\.json:1: sessionCount: expected a number"):
         bm.persist()
     assert path.read_bytes() == b'{"sessionCount": "many"}\n'
 

@@ -256,7 +256,29 @@ def merge(
             result[key] = _deepcopy(value)
     result["lastUpdated"] = format_timestamp(now)
     result["sessionCount"] = int(result.get("sessionCount", 0)) + (1 if new_session else 0)
+    _complete_items(result, now)
     return ordered(result)
+
+
+#: What an item of a list field gets for a field llm-brain requires and the update left
+#: out (or null): llm-brain's validator refuses the whole file otherwise. A decision's
+#: `when` is the day of the save.
+ITEM_DEFAULTS: dict[str, dict[str, Any]] = {
+    "decisions": {"why": "", "when": None, "reversible": True},
+    "keyFiles": {"role": ""},
+    "knownIssues": {"workaround": "", "severity": "medium"},
+}
+
+
+def _complete_items(state: dict[str, Any], now: datetime) -> None:
+    for field, defaults in ITEM_DEFAULTS.items():
+        items = state.get(field)
+        for item in items if isinstance(items, list) else ():
+            if not isinstance(item, dict):
+                continue
+            for key, default in defaults.items():
+                if item.get(key) is None:
+                    item[key] = now.date().isoformat() if key == "when" else default
 
 
 def ordered(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -266,7 +288,7 @@ def ordered(state: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, default in template.items():
         value = state.get(key, default)
-        if isinstance(default, dict) and isinstance(value, dict) and key != "preferences":
+        if isinstance(default, dict) and isinstance(value, dict):
             value = {**{k: value.get(k, v) for k, v in default.items()}, **value}
         out[key] = value
     for key, value in state.items():

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import date, datetime
 
 from ..errors import StateError
 
@@ -71,26 +70,6 @@ class _Checker:
             self.fail(path, "an object", value)
         return value  # type: ignore[no-any-return]
 
-    def iso_date(self, path: str, value: Any) -> None:
-        if value is None:
-            return
-        if isinstance(value, str):
-            try:
-                (date if len(value) <= 10 else datetime).fromisoformat(value)
-                return
-            except ValueError:
-                pass
-        self.fail(path, "an ISO date (YYYY-MM-DD)", value)
-
-    def timestamp(self, path: str, value: Any) -> None:
-        if isinstance(value, str):
-            try:
-                datetime.fromisoformat(value)
-                return
-            except ValueError:
-                pass
-        self.fail(path, "an ISO 8601 time", value)
-
     def fields(self, path: str, value: dict[str, Any], known: Mapping[str, Any]) -> None:
         for name, item in value.items():
             check = known.get(name)
@@ -106,8 +85,8 @@ class _Checker:
         for n, item in enumerate(value):
             sub = f"{path}[{n}]"
             self.obj(sub, item)
-            if not isinstance(item.get(key), str) or not item[key].strip():
-                self.fail(f"{sub}.{key}", "a non-empty string", item.get(key))
+            if not isinstance(item.get(key), str):
+                self.fail(f"{sub}.{key}", "a string", item.get(key))
             self.fields(sub, item, known)
 
     def check(self, data: Any) -> list[str]:
@@ -147,10 +126,19 @@ class _Checker:
                 {
                     "what": string,
                     "why": string,
-                    "when": self.iso_date,
+                    # Any text, as llm-brain takes it ("March 2026"); we write ISO dates.
+                    "when": string,
                     "reversible": self.boolean,
                 },
             )
+
+        def preferences(path: str, value: Any) -> None:
+            # llm-brain's types; other keys are kept, as everywhere.
+            known = {"style": string, "constraints": strings, "communication": string}
+            value = self.obj(path, value)
+            for name, check in known.items():
+                if name in value:
+                    check(f"{path}.{name}", value[name])
 
         def key_files(path: str, value: Any) -> None:
             self.items(path, value, "path", {"path": string, "role": string})
@@ -173,14 +161,14 @@ class _Checker:
             {
                 "version": lambda p, v: string(p, v, optional=False),
                 "project": lambda p, v: string(p, v, optional=False),
-                "lastUpdated": self.timestamp,
+                "lastUpdated": string,
                 "sessionCount": self.count,
                 "facts": facts,
                 "decisions": decisions,
                 "activeState": active,
                 "keyFiles": key_files,
                 "knownIssues": known_issues,
-                "preferences": lambda p, v: self.obj(p, v),
+                "preferences": preferences,
                 "nextSteps": strings,
             },
         )
@@ -195,8 +183,8 @@ class _Checker:
             self.fail(path, f"one of {', '.join(SEVERITIES)}", value)
 
     def count(self, path: str, value: Any) -> None:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            self.fail(path, "a whole number >= 0", value)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            self.fail(path, "a number", value)
 
 
 def validate(data: Any, where: str = "update") -> list[str]:
