@@ -106,3 +106,26 @@ def test_reading_and_writing_leave_the_json_package_unimported() -> None:
 def test_an_error_is_the_json_package_s(text: str) -> None:
     with pytest.raises(json.JSONDecodeError):
         cjson.loads(text)
+
+
+def test_a_bad_escape_is_the_json_package_s_error_in_a_fresh_process() -> None:
+    """The C scanner builds the error of a bad escape or a control character from
+    json.decoder, which it looks up without importing: in a process that has not imported
+    json (every hook), it raised SystemError, "returned NULL without setting an
+    exception", which no reader catches."""
+    script = (
+        "import json.decoder as never_imported_here\n"
+        "import sys\n"
+        "del sys.modules['json.decoder'], sys.modules['json']\n"
+        "from voyager_brain import cjson\n"
+        r"for text in ('{\"a\": \"\\s\"}', '[\"tab\there\"]', '\"\\u12\"'):" "\n"
+        "    try:\n"
+        "        cjson.loads(text)\n"
+        "    except ValueError as exc:\n"
+        "        print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[0] for line in done.stdout.splitlines()] == ["JSONDecodeError"] * 3

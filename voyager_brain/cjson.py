@@ -51,8 +51,11 @@ def loads(text: str) -> Any:
             start += 1
         try:
             value, end = _scan(text, start)
-        except StopIteration:
-            pass  # not a JSON value: the json package says where, below
+        except (StopIteration, SystemError):
+            # StopIteration: not a JSON value. SystemError: a bad escape or control
+            # character, whose error the scanner builds from json.decoder, and finds
+            # nothing while that module is not imported. The json package says where.
+            pass
         else:
             while end < n and text[end] in _WHITESPACE:
                 end += 1

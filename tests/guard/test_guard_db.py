@@ -79,19 +79,27 @@ SEED: dict[str, dict[str, tuple[str, int, str | None, int]]] = {
 }
 # The seed's foreign keys: table -> {(column, referenced table, referenced column)}.
 FOREIGN_KEYS = {
-    "rules": {("rule_set_id", "rule_sets", "id"), ("source_message_id", "messages", "id")},
+    "rules": {
+        ("rule_set_id", "rule_sets", "id"),
+        ("source_message_id", "messages", "id"),
+        ("source_session_id", "sessions", "id"),  # Causeway's
+    },
     "projects": {("rule_set_id", "rule_sets", "id")},
     "sessions": {("project_id", "projects", "id")},
     "messages": {("session_id", "sessions", "id")},
-    "tool_calls": {("message_id", "messages", "id")},
+    "tool_calls": {("message_id", "messages", "id"), ("blocked_by_rule_id", "rules", "id")},
     "rule_triggers": {("rule_id", "rules", "id"), ("tool_call_id", "tool_calls", "id")},
 }
-# The only additions the issue allows: nullable columns for the agents' own ids.
+# The only additions: nullable columns for the agents' own ids, and Causeway's columns
+# (issue 28: history.db is a superset of its schema), two of them with its default 0.
 ADDED = {
     "sessions": {"external_id", "transcript_path"},
     "messages": {"external_id"},
-    "tool_calls": {"external_id"},
+    "tool_calls": {"external_id", "error_message", "blocked_by_rule_id"},
+    "rules": {"source_session_id", "color", "metadata", "patterns", "llm_review", "prompt", "hard"},
 }
+CAUSEWAY_DEFAULTS = {("rules", "llm_review"): "0", ("rules", "hard"): "0"}
+CAUSEWAY_TABLES = {"migrations", "settings", "traces"}
 
 
 def columns(db: sqlite3.Connection, table: str) -> dict[str, tuple[str, int, str | None, int]]:
@@ -104,7 +112,9 @@ def check_schema(db: sqlite3.Connection) -> None:
         assert {c: found[c] for c in expected} == expected, table
         extra = set(found) - set(expected)
         assert extra == ADDED.get(table, set()), table
-        assert all(found[c][1] == 0 and found[c][2] is None for c in extra), table
+        assert all(
+            found[c][1] == 0 and found[c][2] == CAUSEWAY_DEFAULTS.get((table, c)) for c in extra
+        ), table
         keys = {(r[3], r[2], r[4]) for r in db.execute(f"PRAGMA foreign_key_list({table})")}
         assert keys == FOREIGN_KEYS.get(table, set()), table
     embeddings = columns(db, "rule_embeddings")
@@ -121,7 +131,7 @@ def test_a_new_database_has_the_seed_tables_exactly(tmp_path: Path) -> None:
         ("default", "Default rule set")
     ]
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {*SEED, "rule_embeddings"}
+    assert tables == {*SEED, "rule_embeddings", *CAUSEWAY_TABLES}
 
 
 def test_the_agents_ids_are_unique(tmp_path: Path) -> None:

@@ -254,6 +254,44 @@ def m010_dashboard_indexes(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+@migration
+def m011_causeway(db: sqlite3.Connection) -> None:
+    """The columns and tables Causeway (the original tool's current form) adds, so that
+    its hook, server and transcript logger run on this database: rules' `patterns` (a
+    JSON list of regexes, any one matching, case-insensitive), `llm_review`, `prompt`,
+    `hard`, `color`, `metadata`, `source_session_id`; tool calls' `error_message` and
+    `blocked_by_rule_id`; its `settings`, `traces` and `migrations` tables and its
+    indexes' names."""
+    for column, ddl in (
+        ("source_session_id", "INTEGER REFERENCES sessions(id)"),
+        ("color", "TEXT"),
+        ("metadata", "TEXT"),
+        ("patterns", "TEXT"),
+        ("llm_review", "INTEGER DEFAULT 0"),
+        ("prompt", "TEXT"),
+        ("hard", "INTEGER DEFAULT 0"),
+    ):
+        _add_column(db, "rules", column, ddl)
+    _add_column(db, "tool_calls", "error_message", "TEXT")
+    _add_column(db, "tool_calls", "blocked_by_rule_id", "INTEGER REFERENCES rules(id)")
+    for statement in (
+        "CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY,"
+        " name TEXT NOT NULL UNIQUE, applied_at DATETIME DEFAULT CURRENT_TIMESTAMP)",
+        "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS traces (id INTEGER PRIMARY KEY, hook_type TEXT NOT NULL,"
+        " tool_name TEXT, tool_input TEXT, rules_checked INTEGER DEFAULT 0,"
+        " rules_matched INTEGER DEFAULT 0, matched_rule_ids TEXT, decision TEXT, reason TEXT,"
+        " llm_prompt TEXT, llm_response TEXT, duration_ms INTEGER,"
+        " timestamp DATETIME DEFAULT CURRENT_TIMESTAMP)",
+        "CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id)",
+        "CREATE INDEX IF NOT EXISTS idx_tool_calls_message ON tool_calls(message_id)",
+        "CREATE INDEX IF NOT EXISTS idx_rule_triggers_tool_call ON rule_triggers(tool_call_id)",
+        "CREATE INDEX IF NOT EXISTS idx_sessions_project ON sessions(project_id)",
+        "CREATE INDEX IF NOT EXISTS idx_traces_timestamp ON traces(timestamp)",
+    ):
+        db.execute(statement)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The tables the migrations make and every query needs: a history.db at
 #: `SCHEMA_VERSION` without one of them was changed by hand or by another tool.

@@ -59,8 +59,14 @@ class Rule(Record):
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Rule:
-        """A row selected with `_SELECT` (the seed's columns, defaults filled in)."""
-        return cls._make(row)
+        """A row selected with `_SELECT` (the seed's columns, defaults filled in, and
+        Causeway's `patterns` folded into `pattern`)."""
+        values = tuple(row)
+        rule = cls._make(values[: len(COLUMNS)])
+        patterns = values[len(COLUMNS)]
+        if patterns:
+            rule = rule._replace(pattern=with_patterns(rule.pattern, patterns))
+        return rule
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self._asdict())
@@ -71,9 +77,34 @@ _DEFAULTS = {"type": "'regex'", "action": "'block'", "active": "1", "priority": 
 _SELECT = (
     "SELECT "
     + ", ".join(f"COALESCE(r.{c}, {_DEFAULTS[c]})" if c in _DEFAULTS else f"r.{c}" for c in COLUMNS)
-    + " FROM rules r"
+    + ", r.patterns FROM rules r"
 )
 _ORDER = " ORDER BY r.priority DESC, r.id"
+
+
+def with_patterns(pattern: str | None, patterns: str) -> str | None:
+    """One regex for a Causeway rule: its `pattern` (case-sensitive) or any of its
+    `patterns` (a JSON list, matched ignoring case; a single value counts as a list of
+    one). As Causeway does, a `patterns` that is not JSON, or holds a regex that does
+    not compile, matches nothing."""
+    from .. import cjson
+
+    try:
+        items = cjson.loads(patterns)
+    except (ValueError, RecursionError):
+        return pattern
+    items = items if isinstance(items, list) else [items]
+    if not items or not all(isinstance(item, str) and item for item in items):
+        return pattern
+    import re  # only a database Causeway wrote rules into comes here
+
+    try:
+        for item in items:
+            re.compile(item)
+    except re.error:
+        return pattern
+    either = "(?i:" + "|".join(f"(?:{item})" for item in items) + ")"
+    return f"(?:{pattern})|{either}" if pattern else either
 
 
 def check_fields(
