@@ -131,6 +131,11 @@ class StageState(Value):
 
 
 _STAGE_KEYS = frozenset({"agent", "status", "startedAt", "completedAt", "sessionId", "validation"})
+#: A stage's status as codename-claude's current format names a task's.
+_TASK_STATUS = {"running": "in_progress"}
+#: codename-claude's current fields, made from the seed's at every save (`head_fields`)
+#: and so never kept from the file read.
+HEAD_KEYS = frozenset({"agentPipeline", "phase", "tasks", "currentTaskIndex", "totalIterations"})
 
 
 class PipelineState(Value):
@@ -220,7 +225,41 @@ class PipelineState(Value):
         if self.error is not None:
             out["error"] = self.error
         out.update((k, v) for k, v in self.extra.items() if k not in _STATE_KEYS)
+        out.update(self.head_fields())
         return out
+
+    def head_fields(self) -> dict[str, Any]:
+        """What codename-claude's current format (its commit 374e3fe on) reads beside the
+        seed's fields, made from them at every save so that both its versions' readers
+        work on our file and reach the same status and stall: `agentPipeline`, `phase`,
+        a task per stage, `currentTaskIndex`, `totalIterations`."""
+        if self.status in ("completed", "failed"):
+            phase = self.status
+        else:
+            agent = self.stage.agent if self.stage is not None else ""
+            phase = "scouting" if "scout" in agent else "planning"
+            if "build" in agent or "review" in agent:
+                phase = "building"
+        tasks = []
+        for stage in self.stages:
+            task: dict[str, Any] = {
+                "title": stage.agent,
+                "status": _TASK_STATUS.get(stage.status, stage.status),
+                "attempts": 0 if stage.status == "pending" else 1,
+            }
+            if stage.session_id is not None:
+                task["lastSessionId"] = stage.session_id
+            if stage.completed_at is not None:
+                task["completedAt"] = stage.completed_at
+            tasks.append(task)
+        builds = sum(t["attempts"] for t in tasks if "build" in t["title"])
+        return {
+            "agentPipeline": list(self.pipeline),
+            "phase": phase,
+            "tasks": tasks,
+            "currentTaskIndex": self.current_stage if self.stage is not None else -1,
+            "totalIterations": builds,
+        }
 
     def dumps(self) -> str:
         """The file's text: two-space indent, UTF-8 as is (a lone surrogate escaped), a
@@ -268,7 +307,7 @@ class PipelineState(Value):
             retries=_field(document, "retries", int, ""),
             final_verdict=_optional(document, "finalVerdict", str, ""),
             error=_optional(document, "error", str, ""),
-            extra={k: v for k, v in document.items() if k not in _STATE_KEYS},
+            extra={k: v for k, v in document.items() if k not in _STATE_KEYS | HEAD_KEYS},
         )
 
 
