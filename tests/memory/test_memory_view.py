@@ -161,17 +161,23 @@ def test_a_view_kept_current_reads_as_folding_from_scratch(
             check(view, home, top)
 
 
-def test_an_append_is_applied_without_reading_the_log_again(tmp_path: Path) -> None:
-    """After an append the view folds the new bytes only: a log whose earlier bytes
-    no longer parse (changed behind its back, same file, same size, between the first
-    and the last bytes the view checks) is not read again."""
+def eight_learnings(tmp_path: Path) -> tuple[MemoryView, Path, Path]:
+    """A view of a personal log with one behavior and a project log of eight learnings:
+    the view, the project log, the repository's top."""
     home, top = tmp_path / "home", tmp_path / "repo"
     (top / ".voyager").mkdir(parents=True)
     home.mkdir()
     project = top / ".voyager" / "memory.jsonl"
     log.append(home / "memory.jsonl", [entry("behavior", 0, TIMES[0], {})])
     log.append(project, [entry("learning", n, TIMES[n % 4], {}) for n in range(1, 9)])
-    view = MemoryView(home / "memory.jsonl", project, top)
+    return MemoryView(home / "memory.jsonl", project, top), project, top
+
+
+def test_an_append_is_applied_without_reading_the_log_again(tmp_path: Path) -> None:
+    """After an append the view folds the new bytes only: a log whose earlier bytes
+    no longer parse (changed behind its back, same file, same size, between the first
+    and the last bytes the view checks) is not read again."""
+    view, project, top = eight_learnings(tmp_path)
     data = project.read_bytes()
     starts = [0] + [n + 1 for n, byte in enumerate(data) if byte == ord("\n")]
     middle = [(a, b) for a, b in itertools.pairwise(starts) if a >= 256 and b <= len(data) - 256]
@@ -258,13 +264,7 @@ def test_a_log_written_over_at_the_same_size_is_read_again(tmp_path: Path) -> No
     """The file system hands a freed inode out again: after two gc runs the log can be a
     new file under the inode the view saw, of the same size. Written in place here (same
     inode, same size, a changed text in the middle), it is read again all the same."""
-    home, top = tmp_path / "home", tmp_path / "repo"
-    (top / ".voyager").mkdir(parents=True)
-    home.mkdir()
-    project = top / ".voyager" / "memory.jsonl"
-    log.append(home / "memory.jsonl", [entry("behavior", 0, TIMES[0], {})])
-    log.append(project, [entry("learning", n, TIMES[n % 4], {}) for n in range(1, 9)])
-    view = MemoryView(home / "memory.jsonl", project, top)
+    view, project, top = eight_learnings(tmp_path)
     data = project.read_bytes()
     assert data.count(b"learned 4") == 1
     time.sleep(0.01)  # a modification time of its own, even on a coarse clock
