@@ -89,9 +89,7 @@ def test_loads_names_the_line_of_a_bad_field() -> None:
     with pytest.raises(CorruptFileError) as info:
         state.loads(b'{\n  "decisions": [{"what": null}]\n}\n', path)
     assert (info.value.path, info.value.line) == (path, 2)
-    assert (
-        str(info.value) == "brain.json:2: decisions[0].what: expected a string, got null"
-    )
+    assert str(info.value) == "brain.json:2: decisions[0].what: expected a string, got null"
 
 
 def test_a_field_not_in_the_text_keeps_the_message_without_a_line() -> None:
