@@ -98,6 +98,17 @@ def assert_llm_brain_reads(path: Path) -> None:
             cwd=Path(LLM_BRAIN).parent,  # where node resolves the package from
         )
         assert done.returncode == 0, done.stdout + done.stderr
+        # Its own CLI on the file, as a project of its own would hold it.
+        shown = path.parent.parent / "llm-brain-view"
+        (shown / ".llm-brain").mkdir(parents=True, exist_ok=True)
+        (shown / ".llm-brain" / "brain.json").write_bytes(path.read_bytes())
+        cli = Path(LLM_BRAIN) / ".bin" / "llm-brain"
+        for command in (["show"], ["load", "--to", "stdout"]):
+            done = subprocess.run(
+                [str(cli), *command], cwd=shown, capture_output=True, text=True, timeout=60
+            )
+            assert done.returncode == 0, (command, done.stdout + done.stderr)
+            assert "Invalid brain state format" not in done.stdout + done.stderr
 
 
 def save(repo: Path, update: dict[str, Any]) -> subprocess.CompletedProcess[str]:
