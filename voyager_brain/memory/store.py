@@ -156,21 +156,21 @@ class MemoryStore:
                 pass  # outside the repository: kept absolute
         return value
 
-    def _to_personal(self, entry: Mapping[str, Any]) -> dict[str, Any]:
-        """A relative path made absolute against the working folder: the personal log
-        (Rho's brain.jsonl too) is read from every folder, and Rho matches a context by
-        its absolute path."""
-        field = log.PATH_FIELDS.get(str(entry.get("type")))
-        value = entry.get(field) if field else None
-        if field and isinstance(value, str) and value and not os.path.isabs(value):
-            return {**entry, field: os.path.normpath(os.path.join(self.cwd, value))}
-        return dict(entry)
+    def personal_path(self, value: str) -> str:
+        """A path as the personal log stores it: absolute, a relative one taken against
+        the working folder (the personal log, Rho's brain.jsonl too, is read from every
+        folder, and Rho matches a context by its absolute path)."""
+        if not value or os.path.isabs(value):
+            return value
+        return os.path.normpath(os.path.join(self.cwd, value))
 
-    def _to_project(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _with_path(entry: Mapping[str, Any], stored: Callable[[str], str]) -> dict[str, Any]:
+        """`entry` with its path field (a context's, a learning's) as `stored` gives it."""
         field = log.PATH_FIELDS.get(str(entry.get("type")))
         value = entry.get(field) if field else None
         if field and isinstance(value, str):
-            return {**entry, field: self.project_path(value)}
+            return {**entry, field: stored(value)}
         return dict(entry)
 
     # -- writing ----------------------------------------------------------------------
@@ -236,10 +236,8 @@ class MemoryStore:
         lines = [dict(e) for e in entries]
         if self.redact or store == PROJECT:
             lines = [_redact_entry(e) for e in lines]
-        if store == PROJECT:
-            lines = [self._to_project(e) for e in lines]
-        else:
-            lines = [self._to_personal(e) for e in lines]
+        stored = self.project_path if store == PROJECT else self.personal_path
+        lines = [self._with_path(e, stored) for e in lines]
         path = self.path_of(store)
         held = any(_same_file(path, other) for other in self._held)
         log.append(path, lines, self.lock_timeout, held=held)
