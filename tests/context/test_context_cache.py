@@ -4,6 +4,7 @@ give, through real files and real hook processes."""
 from __future__ import annotations
 
 import json
+import contextlib
 import os
 import subprocess
 import sys
@@ -26,7 +27,10 @@ def settle(*folders: Path) -> None:
     past = time.time() - 60
     for folder in folders:
         for path in [folder, *folder.rglob("*")]:
-            os.utime(path, (past, past))
+            # A memory log's lock (Rho's protocol) or a cache's temporary file may be
+            # gone by now: a detached child that wrote a cache has just let go of it.
+            with contextlib.suppress(FileNotFoundError):
+                os.utime(path, (past, past))
 
 
 def build(repo: Path, budget: int | None = None) -> tuple[str, bool]:
