@@ -3,8 +3,8 @@ give, through real files and real hook processes."""
 
 from __future__ import annotations
 
-import json
 import contextlib
+import json
 import os
 import subprocess
 import sys
