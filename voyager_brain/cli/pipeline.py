@@ -190,6 +190,12 @@ def status_command(last: int, as_json: bool) -> None:
     click.echo(f"started:  {_when(current.started_at)}")
     click.echo(f"updated:  {_when(current.updated_at)}")
     click.echo(f"retries:  {current.retries}")
+    if current.head is not None:  # codename-claude's current format: its PLAN.md items
+        tasks, index = current.head["tasks"], current.head["currentTaskIndex"]
+        done = sum(1 for task in tasks if task["status"] == "completed")
+        now = tasks[index]["title"] if 0 <= index < len(tasks) else "none"
+        click.echo(f"phase:    {current.head['phase']} (codename-claude's current format)")
+        click.echo(f"tasks:    {done}/{len(tasks)} done, current: {now}")
     if current.final_verdict:
         click.echo(f"verdict:  {current.final_verdict}")
     if current.error:

@@ -479,7 +479,13 @@ def _check_pipeline(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         return
     assert current is not None
     where = f"{path}: pipeline {current.status}"
-    if current.status == "running" and not Pipeline(top).engine_running():
+    if current.status == "running" and current.head is not None:
+        yield Finding(
+            "ok",
+            f"{where}, in codename-claude's current format: its engine may be running it",
+            "a heartbeat (its or `voyager-brain pipeline heartbeat`) stalls it after 30 minutes",
+        )
+    elif current.status == "running" and not Pipeline(top).engine_running():
         hint = "its engine is gone: `voyager-brain pipeline resume` continues it, `cancel` ends it"
         yield Finding("warning", f"{where}, but no engine is running it", hint)
     elif current.status == "stalled":

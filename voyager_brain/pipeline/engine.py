@@ -161,6 +161,8 @@ class Pipeline:
                 raise PipelineError("no pipeline to resume: start one with `pipeline run`")
             if current.status == "completed":
                 raise PipelineError("the pipeline already completed; nothing to resume")
+            if current.status == "running" and current.head is not None:
+                raise PipelineError(_busy(current))
             if current.stage is None:
                 raise PipelineError(
                     f"pipeline-state.json: currentStage {current.current_stage} is not a stage"
@@ -195,7 +197,9 @@ class Pipeline:
                     raise PipelineError("pipeline-state.json changed meanwhile; try again")
                 # A runnerPid is an earlier engine's agent: never ours to signal now.
                 kept = {k: v for k, v in current.extra.items() if k != "runnerPid"}
+                # A state in codename-claude's current format alone goes on in ours.
                 taken: PipelineState = current.replace(
+                    head=None,
                     status="running",
                     error=None,
                     final_verdict=None,
@@ -533,7 +537,9 @@ class Pipeline:
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
                     raise
-                current = _load_quietly(self.root)
+                current = None
+                with contextlib.suppress(CorruptFileError):
+                    current = ps.load(self.root)
                 raise PipelineError(
                     _busy(current) if current else "another engine is starting a pipeline here"
                 ) from None
@@ -576,6 +582,8 @@ def _busy(current: PipelineState) -> str:
     task = current.task if len(current.task) <= 60 else current.task[:57] + "..."
     if current.status == "stalled":
         hint = "`voyager-brain pipeline resume` continues it, `pipeline cancel` ends it"
+    elif current.head is not None:  # written by codename-claude's engine, alive or not
+        hint = "codename-claude's engine may run it: resume it once stalled, or `pipeline cancel`"
     else:
         hint = "wait for it, or stop it with `voyager-brain pipeline cancel`"
     return f"a pipeline is already {current.status} here ({where}, task {task!r}): {hint}"
@@ -588,10 +596,3 @@ def _load_or_explain(root: Path) -> PipelineState | None:
         raise PipelineError(
             f"{exc} (`voyager-brain pipeline reset` moves it aside; nothing was run)"
         ) from None
-
-
-def _load_quietly(root: Path) -> PipelineState | None:
-    try:
-        return ps.load(root)
-    except CorruptFileError:
-        return None

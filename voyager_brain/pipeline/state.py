@@ -30,6 +30,8 @@ from .. import storage
 from ..errors import CorruptFileError
 from ..session.manager import Clock
 from ..value import Value
+from .codename import HEAD_KEYS, as_seed, head_document, head_fields, is_head_only
+from .fields import choice, field, kind, optional, strings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -118,28 +120,27 @@ class StageState(Value):
     def from_json(cls, document: object, where: str = "stages[0]") -> StageState:
         """Read one stage object; a `ValueError` names the field (``stages[1].status``)."""
         if not isinstance(document, dict):
-            raise ValueError(f"{where}: expected an object, got {_kind(document)}")
+            raise ValueError(f"{where}: expected an object, got {kind(document)}")
         return cls(
-            agent=_field(document, "agent", str, where),
-            status=_choice(document, "status", STAGE_STATUSES, where),
-            started_at=_optional(document, "startedAt", int, where),
-            completed_at=_optional(document, "completedAt", int, where),
-            session_id=_optional(document, "sessionId", str, where),
-            validation=_optional(document, "validation", str, where),
+            agent=field(document, "agent", str, where),
+            status=choice(document, "status", STAGE_STATUSES, where),
+            started_at=optional(document, "startedAt", int, where),
+            completed_at=optional(document, "completedAt", int, where),
+            session_id=optional(document, "sessionId", str, where),
+            validation=optional(document, "validation", str, where),
             extra={k: v for k, v in document.items() if k not in _STAGE_KEYS},
         )
 
 
 _STAGE_KEYS = frozenset({"agent", "status", "startedAt", "completedAt", "sessionId", "validation"})
-#: A stage's status as codename-claude's current format names a task's.
-_TASK_STATUS = {"running": "in_progress"}
-#: codename-claude's current fields, made from the seed's at every save (`head_fields`)
-#: and so never kept from the file read.
-HEAD_KEYS = frozenset({"agentPipeline", "phase", "tasks", "currentTaskIndex", "totalIterations"})
 
 
 class PipelineState(Value):
-    """The whole of pipeline-state.json; `extra` keeps the keys we do not know."""
+    """The whole of pipeline-state.json; `extra` keeps the keys we do not know.
+
+    `head` holds codename-claude's current fields when the file was in that format alone
+    (its engine wrote it): the seed's fields are derived from them (`codename.as_seed`)
+    and the file is written back in that format alone (`codename.head_document`)."""
 
     __slots__ = _fields = (  # in the file's order
         "project",
@@ -154,6 +155,7 @@ class PipelineState(Value):
         "final_verdict",
         "error",
         "extra",
+        "head",
     )
     project: str
     task: str
@@ -167,6 +169,7 @@ class PipelineState(Value):
     final_verdict: str | None
     error: str | None
     extra: Mapping[str, Any]
+    head: Mapping[str, Any] | None
 
     def __init__(
         self,
@@ -182,6 +185,7 @@ class PipelineState(Value):
         final_verdict: str | None = None,
         error: str | None = None,
         extra: Mapping[str, Any] | None = None,
+        head: Mapping[str, Any] | None = None,
     ) -> None:
         if status not in PIPELINE_STATUSES:
             raise ValueError(f"status {status!r}: expected one of {', '.join(PIPELINE_STATUSES)}")
@@ -198,6 +202,7 @@ class PipelineState(Value):
             final_verdict,
             error,
             dict(extra or {}),
+            None if head is None else dict(head),
         )
 
     @property
@@ -209,6 +214,8 @@ class PipelineState(Value):
 
     def to_json(self) -> dict[str, Any]:
         """The document, its keys in the original tool's order, unknown keys last."""
+        if self.head is not None:
+            return head_document(self, self.head)
         out: dict[str, Any] = {
             "project": self.project,
             "task": self.task,
@@ -225,41 +232,12 @@ class PipelineState(Value):
         if self.error is not None:
             out["error"] = self.error
         out.update((k, v) for k, v in self.extra.items() if k not in _STATE_KEYS)
-        out.update(self.head_fields())
+        out.update(head_fields(self))
         return out
 
     def head_fields(self) -> dict[str, Any]:
-        """What codename-claude's current format (its commit 374e3fe on) reads beside the
-        seed's fields, made from them at every save so that both its versions' readers
-        work on our file and reach the same status and stall: `agentPipeline`, `phase`,
-        a task per stage, `currentTaskIndex`, `totalIterations`."""
-        if self.status in ("completed", "failed"):
-            phase = self.status
-        else:
-            agent = self.stage.agent if self.stage is not None else ""
-            phase = "scouting" if "scout" in agent else "planning"
-            if "build" in agent or "review" in agent:
-                phase = "building"
-        tasks = []
-        for stage in self.stages:
-            task: dict[str, Any] = {
-                "title": stage.agent,
-                "status": _TASK_STATUS.get(stage.status, stage.status),
-                "attempts": 0 if stage.status == "pending" else 1,
-            }
-            if stage.session_id is not None:
-                task["lastSessionId"] = stage.session_id
-            if stage.completed_at is not None:
-                task["completedAt"] = stage.completed_at
-            tasks.append(task)
-        builds = sum(t["attempts"] for t in tasks if "build" in t["title"])
-        return {
-            "agentPipeline": list(self.pipeline),
-            "phase": phase,
-            "tasks": tasks,
-            "currentTaskIndex": self.current_stage if self.stage is not None else -1,
-            "totalIterations": builds,
-        }
+        """codename-claude's current fields, made from ours (`codename.head_fields`)."""
+        return head_fields(self)
 
     def dumps(self) -> str:
         """The file's text: two-space indent, UTF-8 as is (a lone surrogate escaped), a
@@ -281,19 +259,19 @@ class PipelineState(Value):
     @classmethod
     def _from_json(cls, document: object) -> PipelineState:
         if not isinstance(document, dict):
-            raise ValueError(f"expected a JSON object, got {_kind(document)}")
+            raise ValueError(f"expected a JSON object, got {kind(document)}")
+        head = None
+        if is_head_only(document):
+            document, head = as_seed(document)
         # Checked in the file's key order, so the first problem reported is the first one.
-        project = _field(document, "project", str, "")
-        task = _field(document, "task", str, "")
-        pipeline = _field(document, "pipeline", list, "")
-        for i, role in enumerate(pipeline):
-            if not isinstance(role, str):
-                raise ValueError(f"pipeline[{i}]: expected a string, got {_kind(role)}")
-        status = _choice(document, "status", PIPELINE_STATUSES, "")
-        current_stage = _field(document, "currentStage", int, "")
-        started_at = _field(document, "startedAt", int, "")
-        updated_at = _field(document, "updatedAt", int, "")
-        raw_stages = _field(document, "stages", list, "")
+        project = field(document, "project", str, "")
+        task = field(document, "task", str, "")
+        pipeline = strings(document, "pipeline", "")
+        status = choice(document, "status", PIPELINE_STATUSES, "")
+        current_stage = field(document, "currentStage", int, "")
+        started_at = field(document, "startedAt", int, "")
+        updated_at = field(document, "updatedAt", int, "")
+        raw_stages = field(document, "stages", list, "")
         stages = [StageState.from_json(s, f"stages[{i}]") for i, s in enumerate(raw_stages)]
         return cls(
             project=project,
@@ -304,10 +282,11 @@ class PipelineState(Value):
             started_at=started_at,
             updated_at=updated_at,
             stages=stages,
-            retries=_field(document, "retries", int, ""),
-            final_verdict=_optional(document, "finalVerdict", str, ""),
-            error=_optional(document, "error", str, ""),
+            retries=field(document, "retries", int, ""),
+            final_verdict=optional(document, "finalVerdict", str, ""),
+            error=optional(document, "error", str, ""),
             extra={k: v for k, v in document.items() if k not in _STATE_KEYS | HEAD_KEYS},
+            head=head,
         )
 
 
@@ -326,62 +305,6 @@ _STATE_KEYS = frozenset(
         "error",
     }
 )
-
-_TYPE_NAMES = {str: "a string", int: "an integer", list: "a list"}
-
-
-def _kind(value: object) -> str:
-    match value:
-        case None:
-            return "null"
-        case bool():
-            return "a boolean"
-        case int():
-            return "an integer"
-        case float():
-            return "a number"
-        case str():
-            return "a string"
-        case list():
-            return "a list"
-        case dict():
-            return "an object"
-    return type(value).__name__
-
-
-def _is(value: object, kind: type) -> bool:
-    # JSON's true and false are ints to Python; never to us.
-    return isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-
-
-def _name(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
-
-
-def _field(document: dict[str, Any], key: str, kind: type, where: str) -> Any:
-    if key not in document:
-        raise ValueError(f"{_name(where, key)}: missing")
-    value = document[key]
-    if not _is(value, kind):
-        raise ValueError(f"{_name(where, key)}: expected {_TYPE_NAMES[kind]}, got {_kind(value)}")
-    return value
-
-
-def _optional(document: dict[str, Any], key: str, kind: type, where: str) -> Any:
-    value = document.get(key)
-    if value is not None and not _is(value, kind):
-        raise ValueError(
-            f"{_name(where, key)}: expected {_TYPE_NAMES[kind]} or null, got {_kind(value)}"
-        )
-    return value
-
-
-def _choice(document: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
-    value: str = _field(document, key, str, where)
-    if value not in allowed:
-        raise ValueError(f"{_name(where, key)}: {value!r}, expected one of {', '.join(allowed)}")
-    return value
-
 
 # -- transitions ----------------------------------------------------------------------
 
