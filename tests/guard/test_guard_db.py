@@ -117,8 +117,14 @@ def check_schema(db: sqlite3.Connection) -> None:
         ), table
         keys = {(r[3], r[2], r[4]) for r in db.execute(f"PRAGMA foreign_key_list({table})")}
         assert keys == FOREIGN_KEYS.get(table, set()), table
-    embeddings = columns(db, "rule_embeddings")
-    assert list(embeddings) == ["rule_id", "embedding"]
+    assert list(columns(db, "lexical_rule_embeddings")) == ["rule_id", "embedding"]
+    # The seed's rule_embeddings is a sqlite-vec table or none, never a plain table of
+    # that name (Causeway's vector search fails on one, and its hook then blocks).
+    model = db.execute("SELECT sql FROM sqlite_master WHERE name = 'rule_embeddings'").fetchone()
+    if gdb.vec_available(sqlite3.connect(":memory:")):
+        assert "vec0" in model[0]
+    else:
+        assert model is None
 
 
 def test_a_new_database_has_the_seed_tables_exactly(tmp_path: Path) -> None:
@@ -131,10 +137,11 @@ def test_a_new_database_has_the_seed_tables_exactly(tmp_path: Path) -> None:
         ("default", "Default rule set")
     ]
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {*SEED, "rule_embeddings", *CAUSEWAY_TABLES}
+    tables = {t for t in tables if not t.startswith("rule_embeddings")}  # sqlite-vec's
+    assert tables == {*SEED, "lexical_rule_embeddings", *CAUSEWAY_TABLES}
 
 
-def test_the_agents_ids_are_unique(tmp_path: Path) -> None:
+def test_session_ids_are_unique_and_message_ids_may_repeat(tmp_path: Path) -> None:
     db = gdb.open_database(str(tmp_path / "history.db"))
     db.execute("INSERT INTO projects (path) VALUES ('/p')")
     db.execute("INSERT INTO sessions (project_id, external_id) VALUES (1, 's')")
@@ -143,6 +150,15 @@ def test_the_agents_ids_are_unique(tmp_path: Path) -> None:
     # Many rows without an agent id are fine.
     db.execute("INSERT INTO sessions (project_id) VALUES (1)")
     db.execute("INSERT INTO sessions (project_id) VALUES (1)")
+    # A message's is not unique, as in Causeway, whose transcript logger stores an entry
+    # found in two sessions' transcripts under both (our import never adds one twice).
+    for session in (1, 2):
+        db.execute(
+            "INSERT INTO messages (session_id, external_id, role) VALUES (?, 'u1', 'user')",
+            (session,),
+        )
+    plan = db.execute("EXPLAIN QUERY PLAN SELECT id FROM messages WHERE external_id = 'u1'")
+    assert "messages_external_id" in str([tuple(r) for r in plan])
 
 
 def test_foreign_keys_are_enforced(tmp_path: Path) -> None:
@@ -194,7 +210,9 @@ def test_a_v0_database_migrates_in_place_with_every_rule_kept(tmp_path: Path) ->
     assert [tuple(r)[:9] for r in after] == before
     assert all(tuple(r)[9:] == (None, None, None, None) for r in after)
     assert db.execute("SELECT name FROM rule_sets").fetchall()[0][0] == "default"
-    assert db.execute("SELECT COUNT(*) FROM rule_embeddings").fetchone()[0] == 1
+    # The semantic rule's lexical vector, made afresh; the plain table (which only an
+    # earlier version of ours makes: the original tool's is sqlite-vec's) is gone.
+    assert [tuple(r) for r in db.execute("SELECT rule_id FROM lexical_rule_embeddings")] == [(3,)]
     assert db.execute("PRAGMA user_version").fetchone()[0] == gdb.SCHEMA_VERSION
 
 

@@ -7,7 +7,6 @@ import importlib.util
 import os
 import random
 import sqlite3
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -22,15 +21,11 @@ from voyager_brain.guard import semantic
 from voyager_brain.guard.semantic import (
     LEXICAL,
     SemanticMatch,
-    delete_embedding,
-    embed_rule,
     embedder_named,
     forbidden_part,
-    load_embeddings,
     semantic_matches,
     set_cosine,
     stems,
-    store_embedding,
     words,
 )
 from voyager_brain.value import Record
@@ -151,136 +146,6 @@ def test_set_cosine_counts_shared_stems() -> None:
 )
 def test_forbidden_part_keeps_what_the_rule_is_against(description: str, part: str) -> None:
     assert forbidden_part(description) == part
-
-
-# -- storage -----------------------------------------------------------------------------
-
-
-def test_an_embedding_round_trips_through_the_blob_table(tmp_path: Path) -> None:
-    db = open_history(tmp_path)
-    [vector] = LEXICAL.embed(["never use pip install"])
-    assert store_embedding(db, 7, vector)
-    loaded = load_embeddings(db, [7, 8])
-    assert list(loaded) == [7]
-    # float32 storage: equal to the float64 vector up to float32 precision.
-    assert loaded[7] == pytest.approx(vector, abs=1e-7)
-    blob = db.execute("SELECT embedding FROM rule_embeddings WHERE rule_id = 7").fetchone()[0]
-    assert blob == struct.pack("<384f", *vector)
-
-
-def test_storing_again_replaces_and_delete_removes(tmp_path: Path) -> None:
-    db = open_history(tmp_path)
-    first, second = LEXICAL.embed(["pip install", "git push"])
-    assert store_embedding(db, 1, first)
-    assert store_embedding(db, 1, second)
-    assert load_embeddings(db, [1])[1] == pytest.approx(second, abs=1e-7)
-    assert db.execute("SELECT COUNT(*) FROM rule_embeddings").fetchone()[0] == 1
-    assert delete_embedding(db, 1)
-    assert delete_embedding(db, 1)  # nothing to delete is fine
-    assert load_embeddings(db, [1]) == {}
-
-
-def test_a_store_inside_a_failed_transaction_is_rolled_back_with_it(tmp_path: Path) -> None:
-    db = open_history(tmp_path)
-    [vector] = LEXICAL.embed(["pip install"])
-    with pytest.raises(RuntimeError), gdb.transaction(db):
-        store_embedding(db, 3, vector)
-        raise RuntimeError("the rule's own insert failed")
-    assert load_embeddings(db, [3]) == {}
-
-
-def test_load_skips_blobs_of_another_size_and_reads_many_ids(tmp_path: Path) -> None:
-    db = open_history(tmp_path)
-    if (
-        "vec0"
-        in db.execute("SELECT sql FROM sqlite_master WHERE name = 'rule_embeddings'").fetchone()[0]
-    ):
-        # sqlite-vec refuses a blob of the wrong size: such rows exist only in the plain
-        # table, which db.py makes when the extension does not load.
-        db.execute("DROP TABLE rule_embeddings")
-        db.execute("CREATE TABLE rule_embeddings (rule_id INTEGER PRIMARY KEY, embedding BLOB)")
-    [vector] = LEXICAL.embed(["pip install"])
-    for rule_id in range(1, 1201):
-        store_embedding(db, rule_id, vector)
-    # The original tool's rows, or a damaged one: not 384 float32s.
-    db.execute("INSERT INTO rule_embeddings VALUES (5000, zeroblob(1000))")
-    db.execute("INSERT INTO rule_embeddings VALUES (5001, NULL)")
-    loaded = load_embeddings(db, range(1, 5002))
-    assert sorted(loaded) == list(range(1, 1201))
-
-
-def test_a_vector_of_the_wrong_size_is_refused(tmp_path: Path) -> None:
-    db = open_history(tmp_path)
-    with pytest.raises(ValueError, match="384 values, not 3"):
-        store_embedding(db, 1, [1.0, 0.0, 0.0])
-
-
-def test_embed_rule_stores_the_lexical_vector_of_the_forbidden_part(tmp_path: Path) -> None:
-    db = open_history(tmp_path)
-    assert embed_rule(db, 4, "never use pip install, use uv add")
-    expected = LEXICAL.embed(["never use pip install"])[0]
-    assert load_embeddings(db, [4])[4] == pytest.approx(expected, abs=1e-7)
-
-
-def fake_vec0_table(path: Path) -> None:
-    """Make rule_embeddings a vec0 virtual table, as the original tool's database has,
-    without sqlite-vec (so that no connection here can read it)."""
-    db = sqlite3.connect(path)
-    db.execute("DROP TABLE rule_embeddings")
-    db.execute("PRAGMA writable_schema = ON")
-    db.execute(
-        "INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES"
-        " ('table', 'rule_embeddings', 'rule_embeddings', 0, 'CREATE VIRTUAL TABLE"
-        " rule_embeddings USING vec0(rule_id INTEGER PRIMARY KEY, embedding FLOAT[384])')"
-    )
-    db.commit()
-    db.close()
-
-
-@pytest.mark.skipif(
-    vec_loads(), reason="sqlite-vec loads here, so no vec0 table is unreadable for want of it"
-)
-def test_a_vec0_table_without_the_extension_is_reported_not_raised(tmp_path: Path) -> None:
-    open_history(tmp_path).close()
-    fake_vec0_table(tmp_path / "history.db")
-    db = open_history(tmp_path)
-    [vector] = LEXICAL.embed(["pip install"])
-    assert load_embeddings(db, [1]) == {}
-    assert store_embedding(db, 1, vector) is False
-    assert delete_embedding(db, 1) is False
-    assert embed_rule(db, 1, "never pip install") is False
-    # The connection is still usable: no savepoint was left open.
-    assert db.in_transaction is False
-    # And the check does not need the stored vectors.
-    [match] = semantic_matches([Rule(1, "never pip install")], ["pip install x"], TUNED)
-    assert match.rule_id == 1
-
-
-@pytest.mark.skipif(
-    not vec_loads(),
-    reason="sqlite-vec cannot be loaded here (not installed, or this Python's sqlite3 has"
-    " no enable_load_extension); the vec0 table is then a plain BLOB table",
-)
-def test_an_embedding_round_trips_through_the_vec0_table(tmp_path: Path) -> None:
-    db = open_history(tmp_path)
-    kind = db.execute("SELECT sql FROM sqlite_master WHERE name = 'rule_embeddings'")
-    assert "vec0" in kind.fetchone()[0]
-    rule, near, far = LEXICAL.embed(["pip install", "pip install requests", "git status"])
-    assert store_embedding(db, 1, rule)
-    assert store_embedding(db, 1, rule)  # replacing works (no INSERT OR REPLACE on vec0)
-    assert store_embedding(db, 2, far)
-    assert load_embeddings(db, [1, 2])[1] == pytest.approx(rule, abs=1e-7)
-    # sqlite-vec reads our float32 blobs: its cosine distance is 1 - our cosine.
-    rows = db.execute(
-        "SELECT rule_id, vec_distance_cosine(embedding, ?) FROM rule_embeddings ORDER BY 2",
-        (struct.pack("<384f", *near),),
-    ).fetchall()
-    assert [row[0] for row in rows] == [1, 2]
-    assert rows[0][1] == pytest.approx(1 - dot(rule, near), abs=1e-5)
-    assert delete_embedding(db, 1)
-    assert list(load_embeddings(db, [1, 2])) == [2]
-    # A new connection has not loaded sqlite-vec: it cannot read the table, and says so.
-    assert load_embeddings(sqlite3.connect(tmp_path / "history.db"), [2]) == {}
 
 
 # -- matching a tool call ----------------------------------------------------------------

@@ -355,7 +355,7 @@ def test_a_semantic_rule_blocks_and_records_why(repo: Path, isolated_env: Path) 
     db = history(isolated_env)
     reasoning = db.execute("SELECT llm_reasoning FROM rule_triggers").fetchone()[0]
     assert reasoning.startswith("similarity ") and "(lexical)" in reasoning
-    stored = db.execute("SELECT length(embedding) FROM rule_embeddings").fetchone()[0]
+    stored = db.execute("SELECT length(embedding) FROM lexical_rule_embeddings").fetchone()[0]
     assert stored == 384 * 4
 
 

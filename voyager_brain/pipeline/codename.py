@@ -19,7 +19,7 @@ reads as a seed state derived from it (`as_seed`) and is written back in this fo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .fields import choice, field, kind, strings
 
@@ -77,7 +77,7 @@ def head_fields(state: PipelineState) -> dict[str, Any]:
     }
 
 
-def head_document(state: PipelineState, head: dict[str, Any]) -> dict[str, Any]:
+def head_document(state: PipelineState, head: Mapping[str, Any]) -> dict[str, Any]:
     """A state read from a file in the current format alone, as that format: its keys
     in the order of codename-claude's `PipelineState`, its `tasks` as they were (they are
     PLAN.md's, which we do not track), `phase` following an end we wrote (a cancel fails
@@ -128,9 +128,9 @@ def as_seed(document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         "currentTaskIndex": field(document, "currentTaskIndex", int, ""),
         "totalIterations": field(document, "totalIterations", int, ""),
     }
-    status = document.get("status")
+    status = str(document.get("status"))  # checked with the seed's fields
     current = _phase_stage(roles, phase, status, looped=bool(tasks))
-    now = {"running": "running", "stalled": "running"}.get(status, status)
+    now = {"stalled": "running"}.get(status, status)
     stages = [
         {
             "agent": role,
@@ -143,7 +143,7 @@ def as_seed(document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return seed, head
 
 
-def _phase_stage(roles: Sequence[str], phase: str, status: object, looped: bool) -> int:
+def _phase_stage(roles: Sequence[str], phase: str, status: str, looped: bool) -> int:
     # A failed pipeline failed in the loop when the loop had made its tasks; otherwise its
     # file does not say where, and the first stage stands for it.
     def first(match: Callable[[str], bool]) -> int:
