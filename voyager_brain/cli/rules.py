@@ -153,6 +153,51 @@ def rules_show(rule_id: int, as_json: bool) -> None:
             click.echo(f"{key + ':':<18} {value}")
 
 
+@rules.command(name="edit")
+@click.argument("rule_id", type=int)
+@click.option("--description", default=None, help="What the rule is for (semantic: the text).")
+@click.option(
+    "--pattern",
+    "patterns",
+    multiple=True,
+    help="Replace the rule's regexes. Once: one regex, case-sensitive. Again for more: any"
+    " one matching, ignoring case (stored as Causeway stores them, in `patterns`).",
+)
+@click.option("--action", type=click.Choice(["block", "warn", "log"]), default=None)
+@click.option("--tool", default=None, help="Only this tool (Bash, Write, Edit, ...).")
+@click.option("--every-tool", is_flag=True, help="Every tool (drops --tool's limit).")
+@click.option("--priority", type=int, default=None, help="Higher comes first in reasons.")
+@click.option("--problem", default=None, help="The problem the rule prevents ('' drops it).")
+@click.option("--solution", default=None, help="What to do instead ('' drops it).")
+@json_option
+def rules_edit(
+    rule_id: int, patterns: tuple[str, ...], every_tool: bool, as_json: bool, **given: Any
+) -> None:
+    """Change a rule in place: its id, rule set and history stay. A rule from a
+    project's .voyager/rules.toml is changed in that file."""
+    from ..guard.patterns import timed_notes
+    from ..guard.rules import edit_rule
+
+    if every_tool and given["tool"] is not None:
+        raise RuleError("--tool and --every-tool: give one of them")
+    changes = {k: (v or None if k in ("problem", "solution") else v) for k, v in given.items()}
+    changes = {k: v for k, v in changes.items() if given[k] is not None}
+    if every_tool:
+        changes["tool"] = None
+    if not changes and not patterns:
+        raise RuleError(
+            "nothing to change: give --description, --pattern, --action, --tool,"
+            " --every-tool, --priority, --problem or --solution"
+        )
+    rule = edit_rule(_db(), rule_id, patterns=patterns or None, **changes)
+    for line in timed_notes([rule]):
+        say_error(line)
+    if as_json:
+        print_json(rule.to_dict())
+    else:
+        click.echo(rule_line(rule))
+
+
 def _set_active(rule_id: int, active: bool) -> None:
     from ..guard.rules import set_active
 

@@ -17,6 +17,7 @@ from .record import project_id
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Sequence
     from pathlib import Path
     from typing import Any
 
@@ -228,6 +229,80 @@ def add_given_rule(
         solution=solution,
         rule_set=rule_set,
     )
+
+
+#: The fields `edit_rule` changes, besides the regexes.
+EDITABLE = ("description", "action", "tool", "priority", "problem", "solution")
+
+
+def edit_rule(
+    db: sqlite3.Connection,
+    rule_id: int,
+    *,
+    patterns: Sequence[str] | None = None,
+    **changes: Any,
+) -> Rule:
+    """Change a rule in place (its id, history and triggers stay) and return it.
+
+    `changes` are `EDITABLE` fields (None for `tool`, `problem` or `solution` clears it);
+    `patterns` replaces the rule's regexes: one is kept in ``pattern`` (case-sensitive),
+    several in Causeway's ``patterns`` (a JSON list: any one matching, ignoring case), so
+    that Causeway reads the rule as it is shown here. A rule loaded from a project's
+    rules.toml is refused (its next sync would undo the edit): that file is where it
+    changes."""
+    unknown = set(changes) - set(EDITABLE)
+    if unknown:
+        raise RuleError(f"{', '.join(sorted(unknown))}: not a field a rule edit changes")
+    from .teamrules import MARKER
+
+    with transaction(db):
+        rule = get_rule(db, rule_id)
+        team = db.execute(
+            "SELECT description FROM rule_sets WHERE id = ? AND description LIKE ?",
+            (rule.rule_set_id, MARKER + "%"),
+        ).fetchone()
+        if team is not None:
+            where = str(team[0])[len(MARKER) :]
+            raise RuleError(f"rule {rule_id} is a team rule from {where}: edit it there")
+        row = db.execute("SELECT pattern, patterns FROM rules WHERE id = ?", (rule_id,)).fetchone()
+        pattern, stored = row[0], row[1]
+        if patterns is not None:
+            if rule.type == "semantic":
+                raise RuleError("pattern: a semantic rule matches its description; it has none")
+            if not patterns:
+                raise RuleError("pattern: a regex rule needs at least one")
+            for regex in patterns:
+                check_fields(
+                    description="-", pattern=regex, type="regex", action="block", tool=None
+                )
+            from .. import cjson
+
+            pattern, stored = (
+                (patterns[0], None) if len(patterns) == 1 else (None, cjson.dumps(list(patterns)))
+            )
+        new = {**rule.to_dict(), **changes}
+        if "description" in changes or "problem" in changes or "solution" in changes:
+            new["description"], new["problem"], new["solution"] = redacted(
+                new["description"], new["problem"], new["solution"]
+            )
+        # The new regexes were checked above; a rule's stored ones stay as they are.
+        check_fields(
+            description=new["description"],
+            pattern=None,
+            type="semantic",
+            action=new["action"],
+            tool=new["tool"],
+        )
+        db.execute(
+            "UPDATE rules SET pattern = ?, patterns = ?, description = ?, action = ?, tool = ?,"
+            " priority = ?, problem = ?, solution = ? WHERE id = ?",
+            (pattern, stored, *(new[field] for field in EDITABLE), rule_id),
+        )
+        edited = get_rule(db, rule_id)
+        if rule.type == "semantic" and edited.description != rule.description:
+            _embed(db, edited)
+    save_plans()
+    return edited
 
 
 def _embed(db: sqlite3.Connection, rule: Rule) -> None:
