@@ -194,3 +194,50 @@ def test_a_decision_when_llm_brain_takes_is_read_here(repo: Path, when: str) -> 
     shown = run_cli("show", "--json", cwd=repo)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["decisions"][0]["when"] == when
+
+
+@pytest.mark.skipif(
+    not (LLM_BRAIN and shutil.which("node")),
+    reason="set VOYAGER_LLM_BRAIN to a node_modules folder holding llm-brain@1.0.2"
+    " (`npm install llm-brain@1.0.2`; .ci/run does) to run its own `save`",
+)
+def test_llm_brains_save_merges_into_our_file_and_we_read_the_result(repo: Path) -> None:
+    """Two people, one on each tool: llm-brain's `save` (its CLI, merging by its rules)
+    over the brain.json we wrote, then ours over what it wrote."""
+    assert LLM_BRAIN is not None
+    assert run_cli("init", cwd=repo).returncode == 0
+    assert (
+        save(repo, {"decisions": [{"what": "Use SQLite"}], "nextSteps": ["ship"]}).returncode == 0
+    )
+    ours = repo / ".voyager" / "brain.json"
+    theirs = repo / ".llm-brain" / "brain.json"
+    theirs.parent.mkdir()
+    theirs.write_bytes(ours.read_bytes())
+    incoming = json.loads(ours.read_text())
+    incoming["decisions"] = [
+        {"what": "Use Postgres later", "why": "scale", "when": "March 2026", "reversible": True}
+    ]
+    incoming["keyFiles"] = [{"path": "src/db.py", "role": "storage"}]
+    (repo / "incoming.json").write_text(json.dumps(incoming))
+    cli = Path(LLM_BRAIN) / ".bin" / "llm-brain"
+    done = subprocess.run(
+        [str(cli), "save", "--from", "file", "--file", "incoming.json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    merged = json.loads(theirs.read_text())
+    assert [d["what"] for d in merged["decisions"]] == ["Use SQLite", "Use Postgres later"]
+
+    # Ours reads what llm-brain wrote, and saves over it keeping all of it.
+    ours.write_bytes(theirs.read_bytes())
+    done = save(repo, {"knownIssues": [{"issue": "CI is slow"}]})
+    assert done.returncode == 0, done.stderr
+    after = json.loads(ours.read_text())
+    assert [d["what"] for d in after["decisions"]] == ["Use SQLite", "Use Postgres later"]
+    assert after["decisions"][1]["when"] == "March 2026"
+    assert after["keyFiles"] == [{"path": "src/db.py", "role": "storage"}]
+    assert after["sessionCount"] == merged["sessionCount"] + 1
+    assert_llm_brain_reads(ours)
