@@ -20,7 +20,16 @@ if TYPE_CHECKING:
 
 
 def main() -> None:
-    argv = sys.argv[1:]
+    try:
+        _main(sys.argv[1:])
+    except BrokenPipeError:
+        # The reader of our output went away (`voyager-brain ... | head`): end quietly,
+        # as a Unix tool does, with what is left unwritten going nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1) from None
+
+
+def _main(argv: list[str]) -> None:
     # Text that is not a character (a lone surrogate, read from a JSON escape such as
     # "\ud800" in a brain file) is shown as that escape rather than failing the write:
     # inside JSON (--json, a hook's answer) it is the string's own escape.

@@ -70,6 +70,8 @@ class BrainGroup(click.Group):
             return super().invoke(ctx)
         except BrainError as exc:
             raise UserError(str(exc)) from None
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): click ends quietly
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise UserError(f"{where}{exc.strerror or exc}") from None
