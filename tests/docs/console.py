@@ -7,7 +7,8 @@ renderers do (indented, nested, longer fences), finds its directives in HTML com
 ``<!-- invisible-code-block: console ... -->`` for the setup a reader does not need to
 see) and keeps each block's line. A page is one session: its blocks run in order, in
 one scratch repository (``git init -b main``, no commit), each command in a fresh
-``bash`` started in the folder the previous one ended in, with a scratch ``HOME`` (so
+``bash`` started in the folder the previous one ended in and with its status as ``$?``,
+with a scratch ``HOME`` (so
 ``~/.voyager`` is the page's own). The page's first ``<!-- docs: folder NAME -->`` names
 that repository's folder (``project`` by default), since commands print it; the scratch
 folders are shown as ``~`` (the repository as ``~/NAME``).
@@ -141,6 +142,7 @@ class Session:
     failures: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     ran: int = 0
+    status: int = 0  # the last command's exit status
 
     @property
     def repo(self) -> Path:
@@ -171,7 +173,10 @@ class Session:
         # carries over, as in a terminal; variables do not).
         where = self.root / "cwd"
         cwd = Path(where.read_text().rstrip("\n")) if where.exists() else self.repo
-        script = f'{command.text}\n__status=$?; pwd > "{where}"; exit $__status'
+        # `(exit N)` first, so that `$?` is the previous command's status, as in a terminal.
+        script = (
+            f'(exit {self.status})\n{command.text}\n__status=$?; pwd > "{where}"; exit $__status'
+        )
         done = subprocess.run(
             ["bash", "-c", script],
             cwd=cwd,
@@ -184,6 +189,7 @@ class Session:
             timeout=120,
         )
         self.ran += 1
+        self.status = done.returncode
         # The scratch folders are the reader's home: ~/NAME is the repository.
         printed = done.stdout.replace(str(self.root / "home"), "~")
         printed = printed.replace(str(self.root), "~").splitlines()

@@ -31,7 +31,6 @@ NOT_YET = {
     "docs/history.md",
     "docs/mcp.md",
     "docs/memory.md",
-    "docs/pipeline.md",
     "docs/security.md",
     "docs/ui.md",
 }

@@ -358,3 +358,13 @@ def _backlog_changed(root: Path, text: str) -> None:
 
 
 __all__ = ["PipelineError", "pipeline"]
+
+
+@pipeline.command("example-runner")
+def example_runner_command() -> None:
+    """A stand-in agent for trying the engine without a model: give it as `--runner
+    "voyager-brain pipeline example-runner"`. Each role does its file work the simplest
+    way (the builder writes hello.sh); the reviewer asks for one revision, then approves."""
+    from ..pipeline.example import main
+
+    main()
