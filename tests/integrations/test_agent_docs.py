@@ -17,7 +17,8 @@ from conftest import ROOT, git, run_cli
 
 DOCS = ROOT / "docs" / "agents"
 AGENTS = ["claude", "codex", "gemini", "cursor", "copilot"]
-PROJECT = "/home/user/project"
+#: Where the pages show the project: as the docs test (tests/docs) prints a scratch one.
+PROJECT = "~/project"
 #: Put just before the code block that shows the file `install AGENT` writes ...
 HOOKS_MARKER = "<!-- install-output -->"
 #: ... and before the one `install mcp AGENT` writes.
@@ -165,7 +166,7 @@ def check_command(command: str, cwd: Path) -> None:
             assert option_line(option, text), f"{command}: {option} is no option of {where}"
             if "=" not in word and takes_value(option, text):
                 next(rest, None)  # its value
-        elif "=" not in word:  # KEY=VALUE arguments (brain action=add ...) are free
+        elif "=" not in word and not word.isdigit():  # KEY=VALUE and ids are free
             assert re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text), (
                 f"{command}: {word!r} is no argument of {where}"
             )
