@@ -116,7 +116,10 @@ def run_demo(directory: Path | None, echo: Echo) -> Path:
     if top is None:
         _git(directory, "init", "-q")
         (directory / "README.md").write_text("# demo project\n")
-        _git(directory, "add", "README.md")
+        # Named by its manifest, not its folder: the figures it prints (sizes, tokens)
+        # are then the same wherever it runs.
+        (directory / "pyproject.toml").write_text('[project]\nname = "auth-service"\n')
+        _git(directory, "add", "README.md", "pyproject.toml")
         _git(directory, "commit", "-q", "-m", "initial commit")
         top = directory.resolve()
     echo(f"voyager-brain demo in {top}")

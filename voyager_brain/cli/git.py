@@ -67,7 +67,9 @@ def diff_command(
     elif fmt == "markdown":
         click.echo(render_markdown(result.changes, result.title), nl=False)
     else:
-        click.echo(f"{result.title}: {result.old.describe()} -> {result.new.describe()}")
+        sides = f"{result.old.describe()} -> {result.new.describe()}"
+        # Before the first commit the sides say no more than the title.
+        click.echo(result.title if sides == result.title else f"{result.title}: {sides}")
         click.echo(render_text(result.changes), nl=False)
     if exit_code and result.changes:
         ctx.exit(1)

@@ -124,9 +124,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     click.echo(line)
     for name, info in logs.items():
         tail = ", torn last line" if info["truncated_tail"] else ""
-        click.echo(
-            f"{name}: {info['path']}: {info['total']} lines read, {info['bad_lines']} bad{tail}"
-        )
+        lines = f"{info['total']} line" + ("" if info["total"] == 1 else "s")
+        click.echo(f"{name}: {info['path']}: {lines} read, {info['bad_lines']} bad{tail}")
 
 
 @memory.command()
