@@ -2,10 +2,15 @@
 
 Run from the repository top::
 
-    python benchmarks/run.py                 # full run, writes benchmarks/results.md
-    python benchmarks/run.py --smoke         # tiny sizes, 1 repeat, writes to a temp file
+    python benchmarks/run.py                 # full run (about 7 minutes on 2 cores)
+    python benchmarks/run.py --write         # ... and write benchmarks/results.md
+    python benchmarks/run.py --smoke         # tiny sizes, 1 repeat (targets not judged)
     python benchmarks/run.py --output FILE   # write the results somewhere else
     python benchmarks/run.py --only ui       # one family (repeatable): see FAMILIES
+
+Without --write or --output the results go to a temporary file, so that a run never
+rewrites the tracked results by surprise. The exit status is 1 when a target is missed
+(0 when all are met, and always for --smoke, whose sizes are too small to judge).
 
 Everything happens in a temporary folder made with a real ``git init``. The brain.md files
 (100 / 1,000 / 10,000 entries; 5,000 for compaction) are generated from a seeded
@@ -366,10 +371,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="tiny sizes and one repeat (a check that everything runs)",
     )
     parser.add_argument(
+        "--write",
+        action="store_true",
+        help="write the results to benchmarks/results.md (a full run only)",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         default=None,
-        help="results file (default: benchmarks/results.md; with --smoke, a temporary file)",
+        help="results file (default: a temporary file)",
     )
     parser.add_argument(
         "--only",
@@ -382,15 +392,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     plan = SMOKE if args.smoke else FULL
+    if args.write and (args.smoke or args.only or args.output):
+        parser.error("--write writes a full run's results; it takes no --smoke, --only or --output")
     output: Path = args.output
-    if output is None:
-        # A partial run never replaces the committed results.
-        if args.smoke or args.only:
-            fd, name = tempfile.mkstemp(prefix="voyager-brain-bench-smoke-", suffix=".md")
-            os.close(fd)
-            output = Path(name)
-        else:
-            output = ROOT / "benchmarks" / "results.md"
+    if args.write:
+        output = ROOT / "benchmarks" / "results.md"
+    elif output is None:
+        fd, name = tempfile.mkstemp(prefix="voyager-brain-bench-", suffix=".md")
+        os.close(fd)
+        output = Path(name)
 
     started = datetime.now(UTC)
     clock = time.perf_counter()
@@ -410,7 +420,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     else:
         print("all targets met")
-    return 0
+    if args.smoke:
+        print("(a smoke run: its sizes are too small to judge the targets by)")
+    return exit_status(len(missed), smoke=args.smoke)
+
+
+def exit_status(missed: int, *, smoke: bool) -> int:
+    """1 when a full or partial run missed a target, else 0 (a smoke run is not judged)."""
+    return 1 if missed and not smoke else 0
 
 
 if __name__ == "__main__":

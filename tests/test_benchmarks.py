@@ -217,3 +217,23 @@ def test_populate_small_makes_a_project_the_cli_reads(
         capture_output=True, text=True, env=env, timeout=120,
     ).stdout  # fmt: skip
     assert "status:   running" in status and "retries:  1" in status
+
+
+def test_a_missed_target_fails_the_run_and_only_write_replaces_the_results() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.exit_status(0, smoke=False) == 0
+    assert module.exit_status(2, smoke=False) == 1
+    assert module.exit_status(2, smoke=True) == 0  # tiny sizes: not judged
+    refused = subprocess.run(
+        [sys.executable, "benchmarks/run.py", "--write", "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "--write writes a full run's results" in refused.stderr
