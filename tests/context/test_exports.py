@@ -176,3 +176,12 @@ def test_doctor_reports_stale_exports_and_repair_refreshes_them(repo: Path) -> N
     (repo / "CLAUDE.md").write_text(f"{BEGIN}\n")
     broken = run_cli("doctor", cwd=repo)
     assert broken.returncode == 1 and "CLAUDE.md: voyager-brain markers broken" in broken.stdout
+
+
+def test_an_export_in_a_project_without_voyager_makes_no_voyager_folder(repo: Path) -> None:
+    # A .voyager/ made for the export's lock would make the next context a project's
+    # ("# Memory for project"), so `--check` right after an export said "would be updated".
+    assert run_cli("export", "agents-md", cwd=repo).stdout == "AGENTS.md: created\n"
+    assert not (repo / ".voyager").exists()
+    checked = run_cli("export", "agents-md", "--check", cwd=repo)
+    assert (checked.returncode, checked.stdout) == (0, "AGENTS.md: unchanged\n")

@@ -110,6 +110,20 @@ def merged(current: str | None, new_block: str, target: str, path: Path) -> str:
     return current[:start] + new_block + current[end:]
 
 
+def _lock_path(top: Path, target: str) -> Path:
+    """Where an export's lock goes: where git ignores it, not beside AGENTS.md; in a
+    project without .voyager/, in the personal cache, for a .voyager/ made there would
+    change the project's context (it would then count as initialised)."""
+    voyager = top / ".voyager"
+    if voyager.is_dir():
+        return voyager / "cache" / f"export-{target}"
+    import zlib
+
+    from ..paths import cache_folder
+
+    return Path(cache_folder()) / f"export-{zlib.crc32(str(top).encode()):08x}-{target}"
+
+
 def export(top: Path, target: str, context: str, *, check: bool = False) -> Export:
     """Write `context` into `target`'s file under `top`. With `check`, write nothing and
     report what an export would do."""
@@ -117,8 +131,7 @@ def export(top: Path, target: str, context: str, *, check: bool = False) -> Expo
         raise ExportError(f"unknown export target {target!r}: expected one of {', '.join(TARGETS)}")
     path = top / TARGETS[target][0]
     new_block = block(context)
-    # The lock's side file goes where git ignores it, not beside AGENTS.md.
-    with storage.locked(top / ".voyager" / "cache" / f"export-{target}"):
+    with storage.locked(_lock_path(top, target)):
         data = storage.read_bytes(path)
         current = None if data is None else data.decode("utf-8", errors="surrogateescape")
         if current is not None:
