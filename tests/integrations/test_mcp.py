@@ -358,3 +358,26 @@ def test_the_server_an_agent_starts_skips_the_command_line_and_names_ignored_key
         f"voyager-brain: ignoring model_command in {config}: the file is not trusted;"
         " review it, then `voyager-brain trust` allows them"
     ]
+
+
+def test_install_mcp_without_the_sdk_writes_the_entry_and_says_how_to_add_it(
+    repo: Path,
+) -> None:
+    # This Python has the SDK: the install is run with `mcp` made unimportable.
+    script = (
+        "import sys; sys.modules['mcp'] = None;"
+        "sys.argv = ['voyager-brain', 'install', 'mcp', 'claude'];"
+        "from voyager_brain.__main__ import main; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("voyager-brain MCP server added to ")
+    assert done.stderr == (
+        "voyager-brain: the server needs the MCP SDK, which this Python lacks:"
+        ' pip install "voyager-brain[mcp]"\n'
+    )
+    assert (repo / ".mcp.json").exists()
+    with_sdk = run_cli("install", "mcp", "codex", cwd=repo)
+    assert with_sdk.returncode == 0 and with_sdk.stderr == ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..integrations.hooks import ADAPTERS
-from .common import cli, repository_top
+from .common import cli, repository_top, say_error
 
 # -- agent integrations: hook, install ------------------------------------------------
 
@@ -116,3 +116,16 @@ def install_mcp_command(ctx: click.Context, agent: str, uninstall: bool) -> None
     else:
         state = "has no" if uninstall else "already has the"
         click.echo(f"{path} {state} voyager-brain MCP server")
+    if not uninstall and _mcp_sdk_missing():
+        # The entry stays: the agent starts the server once the SDK is there.
+        sdk = 'pip install "voyager-brain[mcp]"'
+        say_error(f"the server needs the MCP SDK, which this Python lacks: {sdk}")
+
+
+def _mcp_sdk_missing() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("mcp") is None
+    except (ImportError, ValueError):  # a broken or blocked install
+        return True
