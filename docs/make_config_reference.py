@@ -86,19 +86,26 @@ applies. You are told where you look:
   code 2 when the project's runner is ignored, rather than fall back to the default
   agent.
 
+<!-- invisible-code-block: console
+$ mkdir -p .voyager && cat > .voyager/config.toml <<'EOF'
+model_command = "llm -m gpt-4o-mini"
+semantic_review = true
+EOF
+-->
+
 Review the file, then trust it:
 
 ```console
+$ voyager-brain status | tail -1
+{ignored}
 $ voyager-brain trust
-/home/me/project/.voyager/config.toml lets voyager-brain run:
+~/project/.voyager/config.toml lets voyager-brain run:
   model_command = "llm -m gpt-4o-mini"
   semantic_review = true
 {trusted}
-$ voyager-brain status | tail -1
-{ignored}
+$ voyager-brain status | tail -1    # the ignored line is gone
+blockers   none
 ```
-
-(the `status` line as it reads before the trust, or after a change to the file.)
 
 `voyager-brain trust --show` lists the keys and whether the file is trusted, changing
 nothing; `--json` prints the same as JSON. The trust is the file's resolved path and

@@ -12,27 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 
 
-#: Pages whose blocks have not been brought in step with what the commands print yet.
-NOT_YET = {
-    "docs/brain-json.md",
-    "docs/brain-md.md",
-    "docs/claude-code.md",
-    "docs/configuration.md",
-    "docs/exports.md",
-    "docs/git.md",
-    "docs/guard.md",
-    "docs/history.md",
-    "docs/mcp.md",
-    "docs/memory.md",
-    "docs/security.md",
-    "docs/ui.md",
-}
-
-
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_the_page_shows_what_its_commands_print(page: Path, tmp_path: Path) -> None:
-    if str(page.relative_to(ROOT)) in NOT_YET:
-        pytest.skip("its console blocks are still being brought in step (issue 32)")
     session = check(page, tmp_path)
     assert not session.failures, "\n\n".join(session.failures)
 

@@ -220,7 +220,16 @@ def _check_logs(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
             yield Finding("warning", f"{path}: {', '.join(problems)}", hint)
         else:
             live = len(log.fold(entries).entries)
-            yield Finding("ok", f"{path}: {len(entries):,} lines, {live:,} live entries")
+            yield Finding(
+                "ok", f"{path}: {_count(len(entries), 'line')}, {_count(live, 'live entry')}"
+            )
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 entry``, ``2 entries``, ``1,024 lines``."""
+    if n != 1:
+        noun = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{n:,} {noun}"
 
 
 def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
@@ -236,7 +245,7 @@ def _check_brain(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         yield _unreadable(top, path, exc, repair, clock)
         return
 
-    yield Finding("ok", f"brain.md reads cleanly: {len(doc.entries)} entries")
+    yield Finding("ok", f"brain.md reads cleanly: {_count(len(doc.entries), 'entry')}")
     for warning in doc.warnings:
         yield Finding("warning", f"brain.md {warning}", "fix the heading by hand")
 
@@ -394,7 +403,8 @@ def _check_history(top: Path, repair: bool, clock: Clock) -> Iterator[Finding]:
         yield from _write_ahead_log(db, path, repair)
         rules = db.execute("SELECT COUNT(*) FROM rules WHERE active = 1").fetchone()[0]
         calls = db.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0]
-        yield Finding("ok", f"{path}: {rules} active guard rules, {calls} tool calls recorded")
+        counts = f"{_count(rules, 'active guard rule')}, {_count(calls, 'tool call')} recorded"
+        yield Finding("ok", f"{path}: {counts}")
         if (top / FILE).exists():
             problems = sync_team_rules(db, str(top.resolve()), force=True)
             for problem in problems:

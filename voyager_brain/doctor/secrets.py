@@ -32,9 +32,14 @@ def check_brain_md(
         return
     data = storage.read_bytes(top / ".voyager" / "brain.md") or b""
     where = _where(secret_problems(".voyager/brain.md", data))
-    counted = [f"{len(leaking)} entries"] if leaking else []
+    counted = [f"{len(leaking)} entr{'y' if len(leaking) == 1 else 'ies'}"] if leaking else []
     counted += ["the text before the first entry"] if head else []
-    message = f"brain.md: {' and '.join(counted)} contain what looks like a secret ({where})"
+    verb = (
+        "contains"
+        if counted == ["1 entry"] or counted == ["the text before the first entry"]
+        else "contain"
+    )
+    message = f"brain.md: {' and '.join(counted)} {verb} what looks like a secret ({where})"
     if not repair:
         yield Finding("error", message, "`doctor --repair` redacts them (check git history too)")
         return
