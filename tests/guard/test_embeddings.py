@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_guard_db import fake_vec0_table
 
 from voyager_brain.guard import db as gdb
 from voyager_brain.guard import rules
@@ -95,21 +96,6 @@ def test_a_semantic_rule_gets_the_lexical_vector_of_its_forbidden_part(tmp_path:
     assert load_embeddings(db, [rule.id])[rule.id] == pytest.approx(expected, abs=1e-7)
     assert rules.remove_rule(db, rule.id) == "removed"
     assert load_embeddings(db, [rule.id]) == {}
-
-
-def fake_vec0_table(path: Path) -> None:
-    """Make rule_embeddings a vec0 virtual table, as the original tool's and Causeway's
-    databases have, without sqlite-vec (so that no connection here can read it)."""
-    db = sqlite3.connect(path)
-    db.execute("DROP TABLE IF EXISTS rule_embeddings")
-    db.execute("PRAGMA writable_schema = ON")
-    db.execute(
-        "INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES"
-        " ('table', 'rule_embeddings', 'rule_embeddings', 0, 'CREATE VIRTUAL TABLE"
-        " rule_embeddings USING vec0(rule_id INTEGER PRIMARY KEY, embedding FLOAT[384])')"
-    )
-    db.commit()
-    db.close()
 
 
 @pytest.mark.skipif(

@@ -216,13 +216,11 @@ def test_a_v0_database_migrates_in_place_with_every_rule_kept(tmp_path: Path) ->
     assert db.execute("PRAGMA user_version").fetchone()[0] == gdb.SCHEMA_VERSION
 
 
-def test_a_vec0_table_we_cannot_load_is_left_alone(tmp_path: Path) -> None:
-    # The original tool's rule_embeddings is a sqlite-vec virtual table; without the
-    # extension it cannot be read, but nothing else may break.
-    path = tmp_path / "history.db"
-    make_v0(path)
+def fake_vec0_table(path: Path) -> None:
+    """Make rule_embeddings a vec0 virtual table, as the original tool's and Causeway's
+    databases have, without sqlite-vec (so that no connection here can read it)."""
     db = sqlite3.connect(path)
-    db.execute("DROP TABLE rule_embeddings")
+    db.execute("DROP TABLE IF EXISTS rule_embeddings")
     db.execute("PRAGMA writable_schema = ON")
     db.execute(
         "INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES"
@@ -231,6 +229,14 @@ def test_a_vec0_table_we_cannot_load_is_left_alone(tmp_path: Path) -> None:
     )
     db.commit()
     db.close()
+
+
+def test_a_vec0_table_we_cannot_load_is_left_alone(tmp_path: Path) -> None:
+    # The original tool's rule_embeddings is a sqlite-vec virtual table; without the
+    # extension it cannot be read, but nothing else may break.
+    path = tmp_path / "history.db"
+    make_v0(path)
+    fake_vec0_table(path)
     opened = gdb.open_database(str(path))
     assert opened.execute("SELECT COUNT(*) FROM rules").fetchone()[0] == 3
     assert opened.execute("PRAGMA user_version").fetchone()[0] == gdb.SCHEMA_VERSION
