@@ -188,3 +188,41 @@ def test_project_rules_are_its_set_and_the_global_ones(tmp_path: Path) -> None:
     add_rule(db, description="other", pattern="o", rule_set="other")
     assert [r.id for r in list_rules(db, project="/p")] == [g.id, s.id]
     assert [r.id for r in list_rules(db, project="/unknown")] == [g.id]
+
+
+# -- MCP tools under every agent's spelling ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("called", "agent"),
+    [
+        ("mcp__voyager-brain__save", "Claude Code, the server in .mcp.json"),
+        ("mcp__plugin_voyager-brain_voyager-brain__save", "Claude Code, through the plugin"),
+        ("mcp__voyager_brain__save", "Codex: the server's - as _"),
+        ("mcp_voyager-brain_save", "Gemini CLI's mcp_SERVER_TOOL"),
+        ("mcp_voyager_brain_save", "Gemini CLI, the name made valid"),
+        ("MCP__Voyager-Brain__Save", "any case"),
+    ],
+)
+def test_an_mcp_rule_names_its_tool_under_every_spelling(called: str, agent: str) -> None:
+    from voyager_brain.guard.check import names_tool
+
+    assert names_tool("mcp__voyager-brain__save", called), agent
+
+
+@pytest.mark.parametrize(
+    "called",
+    [
+        "mcp__voyager-brain__save_all",
+        "mcp__voyager-brain__recall",
+        "mcp__other__save",
+        "mcp__plugin_x_other__save",
+        "save",
+        "Bash",
+    ],
+)
+def test_an_mcp_rule_names_no_other_tool(called: str) -> None:
+    from voyager_brain.guard.check import names_tool
+
+    assert not names_tool("mcp__voyager-brain__save", called)
+    assert not names_tool("Bash", called) or called == "Bash"

@@ -500,3 +500,26 @@ def test_a_call_no_rule_matches_imports_neither_json_nor_re_nor_the_sqlite3_pack
     assert not {"json", "re", "sqlite3", "datetime", "tomllib"} & imported
     calls = history(isolated_env).execute("SELECT tool, input FROM tool_calls").fetchall()
     assert [tuple(row) for row in calls] == [("Bash", '{"command":"npm run build"}')]
+
+
+@pytest.mark.parametrize(
+    ("agent", "event", "called"),
+    [
+        ("claude", "pre-tool-use", "mcp__voyager-brain__save"),
+        ("claude", "pre-tool-use", "mcp__plugin_voyager-brain_voyager-brain__save"),
+        ("codex", "pre-tool-use", "mcp__voyager_brain__save"),
+        ("gemini", "before-tool", "mcp_voyager-brain_save"),
+    ],
+)
+def test_a_rule_on_an_mcp_tool_blocks_it_under_the_agents_own_name(
+    repo: Path, agent: str, event: str, called: str
+) -> None:
+    """The names each agent gives voyager-brain's own `save` tool (recorded by running
+    Claude Code, with and without its plugin, and Codex; Gemini CLI's from its hooks
+    reference), against a rule written as docs/mcp.md says."""
+    add(repo, "--tool", "mcp__voyager-brain__save", "--pattern", "FORBIDDEN", "--description", "no")
+    data = json.loads((FIXTURES.parent / agent / f"{event}.json").read_text())
+    data.update(cwd=str(repo), tool_name=called, tool_input={"text": "FORBIDDEN", "kind": "x"})
+    done = run_cli("hook", agent, event, cwd=repo, input=json.dumps(data))
+    assert done.returncode == 0, done.stderr
+    assert "deny" in done.stdout, (called, done.stdout)

@@ -50,7 +50,31 @@ class Decision(Record):
 
 
 def applicable(rules: list[Rule], tool: str) -> list[Rule]:
-    return [r for r in rules if r.active and (not r.tool or r.tool == tool)]
+    return [r for r in rules if r.active and (not r.tool or names_tool(r.tool, tool))]
+
+
+def names_tool(rule_tool: str, tool: str) -> bool:
+    """Whether a rule written for `rule_tool` applies to a call of `tool`: the same name,
+    or, for an MCP tool written ``mcp__SERVER__TOOL``, the spelling an agent gives it:
+    Claude Code's plugins ``mcp__plugin_PLUGIN_SERVER__TOOL``, Codex's with the server's
+    ``-`` as ``_`` (``mcp__voyager_brain__save``), Gemini CLI's ``mcp_SERVER_TOOL``; case
+    and ``-``/``_`` aside."""
+    if rule_tool == tool:
+        return True
+    written, called = _same(rule_tool), _same(tool)
+    if not (written.startswith("mcp_") and called.startswith("mcp_")):
+        return False
+    parts = written.split("__")
+    if len(parts) != 3 or parts[0] != "mcp" or not parts[1] or not parts[2]:
+        return written == called
+    server, name = parts[1], parts[2]
+    return called in (f"mcp__{server}__{name}", f"mcp_{server}_{name}") or (
+        called.startswith("mcp__plugin_") and called.endswith(f"_{server}__{name}")
+    )
+
+
+def _same(name: str) -> str:
+    return name.lower().replace("-", "_")
 
 
 def evaluate(
