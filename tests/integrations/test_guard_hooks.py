@@ -88,6 +88,17 @@ def test_block_prints_exactly_a_deny_with_every_rule_named(repo: Path) -> None:
     assert done.stdout == json.dumps(expected) + "\n"
 
 
+def test_a_block_without_a_solution_names_none(repo: Path) -> None:
+    rule = add(repo, *PIP)
+    done = call(repo, "Bash", {"command": "pip install requests"})
+    reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == (
+        "voyager-brain guard blocked this Bash call.\n"
+        f"- Rule {rule} (block): Use uv, never pip\n"
+        "Do not retry the same call; do it another way or ask the user."
+    )
+
+
 def test_warn_never_decides_permission_and_tells_agent_and_user(repo: Path) -> None:
     rule = add(
         repo, "--pattern", "git push", "--description", "Pushes need a review", "--action", "warn"

@@ -231,5 +231,9 @@ def reason_text(decision: Decision, tool: str) -> str:
         if m.reasoning:
             lines.append(f"  Why it matched: {m.reasoning}")
     if decision.action == "block":
-        lines.append("Do not retry the same call; follow the solution above or ask the user.")
+        blocking = [m.rule for m in decision.matches if m.rule.action == "block"]
+        if any(rule.solution for rule in blocking):
+            lines.append("Do not retry the same call; follow the solution above or ask the user.")
+        else:
+            lines.append("Do not retry the same call; do it another way or ask the user.")
     return "\n".join(lines)
