@@ -518,7 +518,7 @@ def test_the_plain_forms_answer_as_the_click_commands_do(
 
 
 def test_outside_a_repository_a_plain_form_says_what_click_says(tmp_path: Path) -> None:
-    for args in (("status",), ("show",), ("recall", "x")):
+    for args in (("status",), ("show",)):  # recall searches the personal log anywhere
         plain = run_cli(*args, cwd=tmp_path)
         assert plain.returncode == 2 and "Traceback" not in plain.stderr
         assert plain.stderr.startswith("voyager-brain: "), plain.stderr

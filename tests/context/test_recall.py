@@ -365,9 +365,9 @@ def test_cli_errors_are_one_line_exit_2(project: Path, args: list[str], message:
         assert result.stderr.count("\n") == 1 and result.stdout == ""
 
 
-def test_cli_outside_a_repository_exits_2(tmp_path: Path) -> None:
+def test_cli_outside_a_repository_searches_the_personal_log(tmp_path: Path) -> None:
     result = run_cli("recall", "zebra", cwd=tmp_path)
-    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert (result.returncode, result.stdout, result.stderr) == (0, "no match for 'zebra'\n", "")
 
 
 def test_mcp_tool_recall(project: Path) -> None:

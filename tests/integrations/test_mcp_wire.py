@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -286,3 +287,92 @@ def test_a_request_under_the_limit_is_read_whole_and_one_over_it_is_skipped(tmp_
         got = [mcpwire.read_line(stream) for _ in range(4)]
     assert got == [mcpwire.TOO_LONG, b"next\n", b"tail", None]
     assert time.perf_counter() - start < 10
+
+
+# -- calls the server cannot serve, stopping it -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({"query": "x", "bogus": 1}, "recall: bogus: no such parameter (it takes query, limit)"),
+        ({"query": 5}, "recall: query: expected a string, got an integer"),
+        (
+            {"query": "x", "limit": 500},
+            "recall: limit: expected at least 1 and at most 100, got 500",
+        ),
+        ({"query": "x", "limit": True}, "recall: limit: expected an integer, got true or false"),
+        ({}, "recall: query: missing"),
+        ([1], "recall: arguments: expected an object"),
+    ],
+)
+def test_bad_arguments_are_one_line_naming_the_tool_and_parameter(
+    server: Server, arguments: Any, says: str
+) -> None:
+    reply = server.ask(json.loads(call(7, "recall", arguments)))
+    assert_error(reply, 7, mcpwire.INVALID_PARAMS, says)
+    assert reply is not None and "pydantic" not in json.dumps(reply)
+    assert server.ask(json.loads(call(8, "recall", {"query": "x"})))["result"]  # type: ignore[index]
+
+
+def test_save_names_a_field_brain_json_lacks_and_saves_nothing(server: Server, repo: Path) -> None:
+    before = (repo / ".voyager" / "brain.json").read_bytes()
+    reply = server.ask(json.loads(call(3, "save", {"update": {"nextStep": ["typo"]}})))
+    assert reply is not None and reply["result"]["isError"] is True
+    [text] = [block["text"] for block in reply["result"]["content"]]
+    assert (
+        text == "voyager-brain: update: nextStep: brain.json has no such field; nothing was saved"
+    )
+    assert (repo / ".voyager" / "brain.json").read_bytes() == before
+
+
+def test_it_offers_no_prompts_and_an_unknown_one_is_one_line_on_stderr(repo: Path) -> None:
+    with Server(repo) as running:
+        reply = running.ask({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+                             "params": {"name": "nope"}})  # fmt: skip
+        assert reply is not None and "error" in reply
+        code, stderr = running.close()
+    assert code == 0
+    assert "Traceback" not in stderr and "Unknown prompt: nope" in stderr
+
+
+def test_the_initialize_reply_lists_what_it_serves(repo: Path) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "mcp"],
+        cwd=repo,
+        input=json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    capabilities = json.loads(process.stdout.splitlines()[0])["result"]["capabilities"]
+    assert set(capabilities) == {"resources", "tools"}
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_it_ends_within_a_second_of_sigint_or_sigterm(repo: Path, stop: int) -> None:
+    with Server(repo) as running:
+        started = time.monotonic()
+        running.process.send_signal(stop)
+        code = running.process.wait(timeout=5)
+        took = time.monotonic() - started
+    assert code == 128 + stop and took < 1.0
+
+
+def test_recall_of_the_personal_log_works_outside_a_repository(
+    tmp_path: Path, isolated_env: Path
+) -> None:
+    learning = {"id": "l0000001", "type": "learning", "text": "Be direct in reviews"}
+    learning["created"] = "2026-11-01T00:00:00Z"
+    (isolated_env / "memory.jsonl").write_text(json.dumps(learning) + "\n")
+    outside = tmp_path / "not-a-repository"
+    outside.mkdir()
+    with Server(outside) as running:
+        reply = running.ask(json.loads(call(2, "recall", {"query": "direct"})))
+    assert reply is not None and not reply["result"].get("isError"), reply
+    results = reply["result"]["structuredContent"]["results"]
+    assert results and {r["source"] for r in results} == {"memory (personal)"}
+    shown = run_cli("recall", "direct", cwd=outside)
+    assert shown.returncode == 0 and "memory (personal)" in shown.stdout

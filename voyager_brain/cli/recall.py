@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..context.recall import MAX_LIMIT
-from .common import UserError, cli, json_option, manager_for, print_json
+from ..session.manager import recall_anywhere
+from .common import UserError, cli, json_option, print_json, start_folder
 from .plain import recall_text
 
 
@@ -28,12 +29,14 @@ def recall(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
     project's and your personal memory entries. Best matches first (BM25; items with
     every word before items with some; the newer first on a tie), each with its store,
     kind, id or key, date and a one-line excerpt. The index is kept in
-    .voyager/cache/recall.sqlite and brought up to date when a store changed.
+    .voyager/cache/recall.sqlite and brought up to date when a store changed. Outside a
+    repository it searches your personal memory log alone.
     """
     text = " ".join(query)
     if not text.strip():
         raise UserError("query: empty; give the words to look for")
-    hits = manager_for(ctx).recall(text, limit)
+    # Outside a repository, the personal log alone: it needs none.
+    hits = recall_anywhere(start_folder(ctx), text, limit)
     if as_json:
         print_json({"query": text, "results": [hit.to_dict() for hit in hits]})
         return

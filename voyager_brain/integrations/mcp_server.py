@@ -122,7 +122,9 @@ def context_text(root: Path, budget: int | None) -> str:
 
 def recall_data(root: Path, query: str, limit: int) -> dict[str, Any]:
     """The best matches in every store: what `voyager-brain recall --json` prints."""
-    hits = manager(root).recall(query, limit)
+    from ..session.manager import recall_anywhere
+
+    hits = recall_anywhere(root, query, limit)  # the personal log needs no repository
     return {"query": query, "results": [hit.to_dict() for hit in hits]}
 
 
@@ -132,6 +134,12 @@ def save_state(root: Path, update: Any) -> dict[str, Any]:
     from ..state.validate import validate
 
     unknown = validate(update, "update")
+    if unknown:
+        # The command line keeps fields another tool added to a file; an agent's call
+        # naming a field brain.json lacks is a mistake, told rather than stored.
+        raise BrainError(
+            f"update: {', '.join(unknown)}: brain.json has no such field; nothing was saved"
+        )
     return reports.save_state(manager(root), update, unknown).to_dict()
 
 
@@ -417,7 +425,8 @@ def build_server(root: Path | None = None, *, version: str = "") -> "MCPServer":
         """Merge a partial update into the project state (.voyager/brain.json) by its
         per-field rules (facts.stack grows, decisions are upserted by `what`, nextSteps
         is replaced, ...), validate it and save it. Call it before you finish. Answers
-        with the changes made and the fields brain.json does not define."""
+        with the changes made; a field brain.json does not define is refused, and
+        nothing is saved."""
         return reply(lambda: save_state(start, update))
 
     # -- guard rules (seed 003) -----------------------------------------------------------

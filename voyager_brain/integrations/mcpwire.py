@@ -12,7 +12,11 @@ gives, the SDK never seeing it:
            batching out), ``"jsonrpc"`` other than ``"2.0"``, an id that is neither a
            string nor an integer, a message over `MESSAGE_LIMIT`; the id when one can
            be read
--32602     a request whose ``params`` is not an object
+-32602     a request whose ``params`` is not an object; a ``tools/call`` whose arguments
+           the tool's input schema refuses (`argument_error`: a parameter it does not
+           take, one missing, a value of another type or out of range), in one line
+           naming the tool and the parameter, where the SDK would answer with
+           pydantic's text and a web address, or ignore an unknown parameter
 =========  ======================================================================
 
 A notification (a method and no id) is never answered, as JSON-RPC says: a bad one is
@@ -28,8 +32,11 @@ print cannot corrupt the wire.
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 import sys
+from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, overload
 
 from .. import cjson, jsonfile
@@ -124,12 +131,15 @@ def _envelope_error(message: dict[str, Any]) -> tuple[int, str] | None:
 
 
 def triage(
-    line: bytes, validate: Callable[[str], object] | None = None
+    line: bytes,
+    validate: Callable[[str], object] | None = None,
+    tools: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[str | None, str | None]:
     """``(message, None)``: the line to serve (as text); ``(None, reply)``: the error
     line to answer it with; ``(None, None)``: nothing to do (a blank line, a bad
     notification). `validate` is the SDK's own check of a message line, raising
-    pydantic's ValidationError; the lines it refuses are answered too."""
+    pydantic's ValidationError; the lines it refuses are answered too. `tools` maps
+    each tool's name to its input schema, which a ``tools/call``'s arguments must meet."""
     if line is TOO_LONG:
         return None, error_reply(
             None, INVALID_REQUEST, f"message over {MESSAGE_LIMIT >> 20} MiB, not read"
@@ -156,12 +166,83 @@ def triage(
             return text, None
         try:
             validate(text)
-            return text, None
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
             wrong = _validation_error(exc, _kind(message))
+        else:
+            wrong = _call_error(message, tools)
+            if wrong is None:
+                return text, None
     if notification:
         return None, None
     return None, error_reply(request_id, *wrong)
+
+
+def _call_error(
+    message: dict[str, Any], tools: Mapping[str, Mapping[str, Any]] | None
+) -> tuple[int, str] | None:
+    if tools is None or message.get("method") != "tools/call" or "id" not in message:
+        return None
+    params = message.get("params") or {}
+    schema = tools.get(str(params.get("name")))
+    if schema is None:  # an unknown tool: the SDK says so
+        return None
+    detail = argument_error(str(params["name"]), schema, params.get("arguments") or {})
+    return None if detail is None else (INVALID_PARAMS, detail)
+
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+_NAMES = {"string": "a string", "integer": "an integer", "number": "a number",
+          "boolean": "true or false", "array": "a list", "object": "an object",
+          "null": "null"}  # fmt: skip
+
+
+def argument_error(tool: str, schema: Mapping[str, Any], arguments: Any) -> str | None:
+    """What is wrong with `arguments` for `tool` under its input `schema` (the JSON
+    Schema the SDK makes of its parameters: their ``type`` or ``anyOf`` of types,
+    ``minimum`` and ``maximum``, ``required``, and no others), in one line; None when
+    nothing is. An enum is left to the tool, which names the choices itself."""
+    if not isinstance(arguments, dict):
+        return f"{tool}: arguments: expected an object"
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    for key in arguments:
+        if key not in properties:
+            takes = ", ".join(properties) or "no parameters"
+            return f"{tool}: {key}: no such parameter (it takes {takes})"
+    for key in schema.get("required", ()):
+        if key not in arguments:
+            return f"{tool}: {key}: missing"
+    for key, value in arguments.items():
+        wrong = _value_error(properties[key], value)
+        if wrong is not None:
+            return f"{tool}: {key}: {wrong}"
+    return None
+
+
+def _value_error(schema: Mapping[str, Any], value: Any) -> str | None:
+    kinds = [schema] if "anyOf" not in schema else list(schema["anyOf"])
+    types: list[str] = [k["type"] for k in kinds if isinstance(k.get("type"), str)]
+    if types and len(types) == len(kinds):
+        fits = [k for k in kinds if _TYPES.get(k["type"], lambda v: True)(value)]
+        if not fits:
+            got = next((n for t, n in _NAMES.items() if _TYPES[t](value)), "another value")
+            expected = " or ".join(_NAMES.get(t, t) for t in types)
+            return f"expected {expected}, got {got}"
+        low, high = fits[0].get("minimum"), fits[0].get("maximum")
+        if _TYPES["number"](value) and (
+            (low is not None and value < low) or (high is not None and value > high)
+        ):
+            bounds = [f"at least {low}"] if low is not None else []
+            bounds += [f"at most {high}"] if high is not None else []
+            return f"expected {' and '.join(bounds)}, got {value}"
+    return None
 
 
 def _kind(message: dict[str, Any]) -> str:
@@ -185,6 +266,18 @@ def _validation_error(exc: ValueError, kind: str) -> tuple[int, str]:
     return INVALID_REQUEST, f"{where}: {detail}" if where else detail
 
 
+class _OneLine:
+    """A logging filter that keeps a record's message and drops its traceback."""
+
+    def filter(self, record: Any) -> bool:
+        if record.exc_info:
+            record.msg = f"{record.getMessage()}: {record.exc_info[1]}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 def read_line(stream: IO[bytes]) -> bytes | None:
     """The next line of `stream` (None at its end); `TOO_LONG` for a line over
     `MESSAGE_LIMIT`, whose rest is read and dropped."""
@@ -206,6 +299,8 @@ def serve(server: MCPServer) -> None:
 
     def validate(text: str) -> object:
         return mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+
+    tools = {tool.name: tool.parameters for tool in server._tool_manager.list_tools()}
 
     class Out:
         """The wire out, one whole line at a time (the SDK's replies and ours)."""
@@ -241,7 +336,7 @@ def serve(server: MCPServer) -> None:
                 line = await anyio.to_thread.run_sync(read_line, self.stream)
                 if line is None:
                     raise StopAsyncIteration
-                message, reply = triage(line, validate)
+                message, reply = triage(line, validate, tools)
                 if reply is not None:
                     await self.out.write(reply + "\n")
                 if message is not None:
@@ -253,19 +348,38 @@ def serve(server: MCPServer) -> None:
         # The SDK serves MCPServer on stdio only through its own transport, which drops
         # what it cannot read; its lower server takes any streams (pinned: mcp 2.x).
         lowlevel = server._lowlevel_server
+        options = lowlevel.create_initialization_options()
+        # The SDK's server offers prompts whether or not it has any; this one has none.
+        options.capabilities.prompts = None
         async with stdio_server(stdin=lines, stdout=out) as (read, write):  # type: ignore[arg-type]
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+            await lowlevel.run(read, write, options)
+
+    def stop(signum: int, frame: object) -> None:
+        # The SDK's reading thread would keep the process until stdin closes (a client
+        # stopping its server with SIGINT then waits, and sends SIGTERM). Each write is
+        # atomic and each lock goes with the process, so ending here loses nothing.
+        os._exit(128 + signum)
+
+    # A request the SDK cannot serve (a prompt it does not have) is answered, and logged
+    # at error level with its traceback: one line on stderr is enough.
+    quiet = _OneLine()
+    logging.getLogger().addFilter(quiet)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(quiet)
 
     sys.stdout.flush()
     wire_in, wire_out = os.dup(0), os.dup(1)
     saved_in, saved_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
+    handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         os.dup2(null, 0)
         os.dup2(2, 1)
         with os.fdopen(wire_in, "rb") as reader, os.fdopen(wire_out, "wb") as writer:
             anyio.run(run, reader, writer)
     finally:
+        for sig, previous in handlers.items():
+            signal.signal(sig, previous)
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         for fd in (saved_in, saved_out, null):

@@ -561,3 +561,13 @@ class BrainManager:
             budget_tokens=self.config.compact_budget_tokens,
         )
         return text, doc, report
+
+
+def recall_anywhere(folder: Path, query: str, limit: int = 10) -> list[RecallHit]:
+    """`BrainManager.recall` in the repository `folder` is in; outside one, the
+    personal memory log alone, which needs no repository."""
+    if repo.find_top(folder) is not None:
+        return BrainManager(folder).recall(query, limit)
+    from ..context.recall import recall
+
+    return recall(folder.absolute(), query, limit, parse_brain_md=_brain_md_entries)
