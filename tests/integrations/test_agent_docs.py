@@ -219,3 +219,25 @@ def test_the_events_table_lists_every_installed_hook(agent: str) -> None:
         # The table shows the command; the file may end it with a success (`|| true`).
         command = command.removesuffix(" || true").removesuffix("; exit 0")
         assert any(f"`{command}`" in row for row in rows), command
+
+
+def test_install_mcp_codex_forwards_voyagers_environment_and_upgrades_the_old_table(
+    tmp_path: Path,
+) -> None:
+    top = fresh_repository(tmp_path)
+    config = top / ".codex" / "config.toml"
+    config.parent.mkdir()
+    # What earlier versions wrote, after a table of the user's.
+    config.write_text(
+        '[mcp_servers.other]\ncommand = "x"\n\n'
+        '[mcp_servers.voyager-brain]\ncommand = "voyager-brain"\nargs = ["mcp"]\n'
+    )
+    done = run_cli("install", "mcp", "codex", cwd=top)
+    assert done.returncode == 0, done.stderr
+    table = tomllib.loads(config.read_text())["mcp_servers"]
+    assert table["voyager-brain"]["env_vars"] == ["VOYAGER_HOME", "VOYAGER_MEMORY_PATH"]
+    assert table["other"] == {"command": "x"}
+    again = run_cli("install", "mcp", "codex", cwd=top)
+    assert "already has the voyager-brain MCP server" in again.stdout
+    assert run_cli("install", "mcp", "codex", "--uninstall", cwd=top).returncode == 0
+    assert tomllib.loads(config.read_text())["mcp_servers"] == {"other": {"command": "x"}}

@@ -477,7 +477,11 @@ def test_install_mcp_codex_appends_its_table_and_removes_only_it(repo: Path) -> 
     config.write_text(original)
     assert run_cli("install", "mcp", "codex", cwd=repo).returncode == 0
     parsed = tomllib.loads(config.read_text())
-    assert parsed["mcp_servers"]["voyager-brain"] == {"command": "voyager-brain", "args": ["mcp"]}
+    assert parsed["mcp_servers"]["voyager-brain"] == {
+        "command": "voyager-brain",
+        "args": ["mcp"],
+        "env_vars": ["VOYAGER_HOME", "VOYAGER_MEMORY_PATH"],
+    }
     assert parsed["model"] == "gpt-5" and parsed["mcp_servers"]["other"]["command"] == "other"
     assert "already has" in run_cli("install", "mcp", "codex", cwd=repo).stdout
     run_cli("install", "mcp", "codex", "--uninstall", cwd=repo)

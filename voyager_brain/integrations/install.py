@@ -264,8 +264,15 @@ def install_mcp(agent: str, top: Path, *, uninstall: bool = False) -> bool:
         return _save(path, document, before, {})
 
 
-#: Codex's table for our server, as install writes it (and uninstall removes it).
-CODEX_TABLE = f'[mcp_servers.{SERVER}]\ncommand = "voyager-brain"\nargs = ["mcp"]\n'
+#: Codex's table for our server, as install writes it (and uninstall removes it). Codex
+#: starts a server with a short list of the user's environment variables: `env_vars`
+#: adds ours, so that the server finds the same personal folder as the command line.
+CODEX_TABLE = (
+    f'[mcp_servers.{SERVER}]\ncommand = "voyager-brain"\nargs = ["mcp"]\n'
+    'env_vars = ["VOYAGER_HOME", "VOYAGER_MEMORY_PATH"]\n'
+)
+#: The table earlier versions wrote, replaced by install and removed by uninstall.
+_OLD_CODEX_TABLE = f'[mcp_servers.{SERVER}]\ncommand = "voyager-brain"\nargs = ["mcp"]\n'
 
 
 def _install_codex_mcp(path: Path, uninstall: bool) -> bool:
@@ -280,20 +287,24 @@ def _install_codex_mcp(path: Path, uninstall: bool) -> bool:
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise CorruptFileError(path, f"not valid TOML: {exc}") from None
         present = SERVER in (config.get("mcp_servers") or {})
+        ours = next((t for t in (CODEX_TABLE, _OLD_CODEX_TABLE) if t in text), None)
         if uninstall:
             if not present:
                 return False
-            if CODEX_TABLE not in text:
+            if ours is None:
                 raise CorruptFileError(
                     path, f"[mcp_servers.{SERVER}] was changed by hand; remove it by hand"
                 )
-            text = text.replace("\n" + CODEX_TABLE, "").replace(CODEX_TABLE, "")
+            text = text.replace("\n" + ours, "").replace(ours, "")
             if text.strip():
                 storage.atomic_write(path, text.encode())
                 return True
             return _save(path, {}, "changed", {})
         if present:
-            return False
+            if ours != _OLD_CODEX_TABLE:
+                return False
+            storage.atomic_write(path, text.replace(ours, CODEX_TABLE).encode())
+            return True
         text = text + ("\n" if text and not text.endswith("\n") else "")
         storage.atomic_write(path, (text + ("\n" if text else "") + CODEX_TABLE).encode())
     return True
