@@ -1,0 +1,171 @@
+"""The real Claude Code CLI (npm @anthropic-ai/claude-code, pinned in .ci/run) with
+voyager-brain's hooks and MCP server, against a scripted model on 127.0.0.1
+(`anthropic_mock`): what the model is sent, what the hooks do, what the history keeps.
+
+Runs when ``VOYAGER_CLAUDE_CODE`` names the CLI (or ``claude`` is on PATH); .ci/run
+installs it and sets ``VOYAGER_E2E=required``, which turns the skip into a failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anthropic_mock import MockAnthropic, text, tool
+from conftest import run_cli
+
+CLAUDE = os.environ.get("VOYAGER_CLAUDE_CODE") or shutil.which("claude")
+
+
+@pytest.fixture
+def claude() -> str:
+    if CLAUDE is None:
+        reason = (
+            "Claude Code is not installed: `npm install @anthropic-ai/claude-code@2.1.197`"
+            " and set VOYAGER_CLAUDE_CODE to its node_modules/.bin/claude (.ci/run does)"
+        )
+        if os.environ.get("VOYAGER_E2E") == "required":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return CLAUDE
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    """A repository with voyager-brain's hooks installed for Claude Code, a learning in
+    the memory and a block rule."""
+    for args in (
+        ["init"],
+        ["install", "claude"],
+        ["brain", "action=add", "type=learning", "text=CI must use Node 22"],
+        ["rules", "add", "--pattern", r"rm\s+-rf", "--tool", "Bash", "--description",
+         "no rm -rf", "--solution", "use git clean -fdx"],
+    ):  # fmt: skip
+        done = run_cli(*args, cwd=repo)
+        assert done.returncode == 0, (args, done.stderr)
+    return repo
+
+
+def run_claude(
+    claude: str, repo: Path, mock: MockAnthropic, prompt: str, *args: str
+) -> dict[str, Any]:
+    """`claude -p PROMPT` in `repo` against `mock`; its JSON result."""
+    home = repo.parent / "home"
+    home.mkdir(exist_ok=True)
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        # The hooks run `voyager-brain`: this interpreter's.
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        "ANTHROPIC_BASE_URL": mock.url,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    done = subprocess.run(
+        [claude, "-p", prompt, "--output-format", "json", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        block
+        for message in request["messages"]
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def history(home: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(home / "history.db")
+    db.row_factory = sqlite3.Row
+    return db
+
+
+def test_the_context_reaches_the_model_and_a_block_reaches_it_as_the_tools_error(
+    claude: str, project: Path, isolated_env: Path
+) -> None:
+    script = [tool("Bash", {"command": "rm -rf build", "description": "clean"}), text("Done.")]
+    with MockAnthropic(script) as mock:
+        result = run_claude(claude, project, mock, "clean the build")
+        first, last = mock.main_requests()[0], mock.main_requests()[-1]
+    # SessionStart's context is in the first request the model gets.
+    assert "CI must use Node 22" in json.dumps(first)
+    [blocked] = tool_results(last)
+    assert blocked["is_error"] is True
+    assert blocked["content"] == (
+        "voyager-brain guard blocked this Bash call.\n- Rule 1 (block): no rm -rf\n"
+        "  Solution: use git clean -fdx\n"
+        "Do not retry the same call; follow the solution above or ask the user."
+    )
+    db = history(isolated_env)
+    session = db.execute("SELECT * FROM sessions WHERE external_id = ?", (result["session_id"],))
+    assert session.fetchone() is not None
+    fired = db.execute("SELECT rule_id, action_taken FROM rule_triggers").fetchall()
+    assert [tuple(row) for row in fired] == [(1, "block")]
+    prompt = db.execute("SELECT content FROM messages WHERE role = 'user'").fetchone()
+    assert prompt["content"] == "clean the build"
+
+
+def test_a_turn_and_a_session_leave_their_record(
+    claude: str, project: Path, isolated_env: Path
+) -> None:
+    with MockAnthropic([text("Nothing to do.")]) as mock:
+        run_claude(claude, project, mock, "say hello")
+    brain = (project / ".voyager" / "brain.md").read_text()
+    assert "## Loop Status" in brain  # Stop: the turn's loop_status entry
+    state = json.loads((project / ".voyager" / "brain.json").read_text())
+    assert state["sessionCount"] == 1  # SessionEnd: the session counted
+
+
+def test_the_mcp_servers_tools_are_offered_and_a_call_is_answered(
+    claude: str, project: Path, isolated_env: Path
+) -> None:
+    assert run_cli("install", "mcp", "claude", cwd=project).returncode == 0
+    script = [tool("mcp__voyager-brain__recall", {"query": "Node"}), text("Found it.")]
+    with MockAnthropic(script) as mock:
+        run_claude(
+            claude, project, mock, "what node version?",
+            "--mcp-config", ".mcp.json", "--allowedTools", "mcp__voyager-brain__recall",
+        )  # fmt: skip
+        first, last = mock.main_requests()[0], mock.main_requests()[-1]
+    offered = {t["name"] for t in first["tools"]}
+    assert {"mcp__voyager-brain__recall", "mcp__voyager-brain__save"} <= offered
+    [answer] = tool_results(last)
+    assert "CI must use Node 22" in json.dumps(answer["content"])
+    assert not answer.get("is_error")
+
+
+def test_a_warning_lets_the_call_run_and_reaches_the_model(
+    claude: str, project: Path, isolated_env: Path
+) -> None:
+    done = run_cli(
+        "rules", "add", "--pattern", r"git\s+status", "--tool", "Bash", "--action", "warn",
+        "--description", "prefer git status --short", cwd=project,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    script = [tool("Bash", {"command": "git status", "description": "status"}), text("Clean.")]
+    with MockAnthropic(script) as mock:
+        run_claude(claude, project, mock, "status?", "--allowedTools", "Bash(git status)")
+        last = mock.main_requests()[-1]
+    [ran] = tool_results(last)
+    assert not ran.get("is_error") and "On branch" in json.dumps(ran["content"])
+    assert "prefer git status --short" in json.dumps(last["messages"])
+    fired = history(isolated_env).execute("SELECT action_taken FROM rule_triggers").fetchall()
+    assert [row[0] for row in fired] == ["warn"]
