@@ -569,3 +569,20 @@ def test_a_shell_that_exits_non_zero_is_recorded_as_failed(repo: Path, isolated_
         assert run_cli("hook", agent, event, cwd=repo, input=json.dumps(stdin)).returncode == 0
     db = sqlite3.connect(isolated_env / "history.db")
     assert [r[0] for r in db.execute("SELECT success FROM tool_calls ORDER BY id")] == [0, 0]
+
+
+def test_codex_a_failed_call_is_read_from_the_rollout(tmp_path: Path) -> None:
+    from voyager_brain.integrations.codex import rollout_failed
+
+    rollout = Path(__file__).parents[1] / "fixtures" / "codex" / "rollout-failed-call.jsonl"
+    assert rollout_failed(str(rollout), "call_1") is True
+    assert rollout_failed(str(rollout), "call_2") is False  # not in the file
+    assert rollout_failed(str(tmp_path / "missing.jsonl"), "call_1") is False
+    assert rollout_failed(None, "call_1") is False
+    succeeded = tmp_path / "ok.jsonl"
+    succeeded.write_text(
+        rollout.read_text()
+        .replace('"status":"failed"', '"status":"completed"')
+        .replace('"exit_code":3', '"exit_code":0')
+    )
+    assert rollout_failed(str(succeeded), "call_1") is False

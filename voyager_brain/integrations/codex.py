@@ -65,10 +65,12 @@ EVENTS = {
 def read(event: str, payload: dict[str, Any]) -> HookCall:
     call = claude.read(event, payload)
     if EVENTS[event].action == "tool_result" and call.success:
-        # Codex reports a shell's result as its text, the exit code inside it.
+        # Codex sends a command's output alone; its exit code is in the session's
+        # rollout file (and in the text when Codex put it there).
         from .toolcalls import exit_failed
 
-        call = call._replace(success=not exit_failed(call.output))
+        failed = exit_failed(call.output) or rollout_failed(call.transcript, call.tool_use_id)
+        call = call._replace(success=not failed)
     if call.tool == "apply_patch" and isinstance(call.tool_input, dict):
         patch = call.tool_input.get("command")
         if isinstance(patch, str):
@@ -114,3 +116,39 @@ def patch_call(patch: str) -> tuple[str, dict[str, Any]]:
     if not files:
         return "apply_patch", {"command": patch}
     return "MultiEdit", {"file_path": edits[0]["file_path"], "edits": edits}
+
+
+#: How much of a rollout's end is read for a call's outcome: the call has just ended, so
+#: its line is among the last ones.
+ROLLOUT_TAIL = 256 * 1024
+
+
+def rollout_failed(rollout: str | None, call_id: str | None) -> bool:
+    """Whether the session's rollout file (Codex's transcript, JSONL) records the call
+    `call_id` as failed: its ``item_completed`` event with a non-zero ``exit_code`` or
+    the status ``failed`` (Codex 0.171 writes it before PostToolUse runs). False when
+    the file or the line is not there."""
+    if not rollout or not call_id:
+        return False
+    try:
+        with open(rollout, "rb") as file:
+            size = file.seek(0, 2)
+            file.seek(max(0, size - ROLLOUT_TAIL))
+            tail = file.read()
+    except OSError:
+        return False
+    marker = f'"id":"{call_id}"'.encode()
+    from .. import cjson
+
+    for line in reversed(tail.splitlines()):
+        if marker not in line or b"item_completed" not in line:
+            continue
+        try:
+            item = cjson.loads(line.decode("utf-8", "replace"))["payload"]["item"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if not isinstance(item, dict) or item.get("id") != call_id:
+            continue
+        code = item.get("exit_code")
+        return item.get("status") == "failed" or (isinstance(code, int) and code != 0)
+    return False

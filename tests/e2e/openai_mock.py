@@ -1,0 +1,88 @@
+"""A scripted stand-in for OpenAI's Responses API on 127.0.0.1, for the real Codex CLI:
+every request is kept, and each one is answered, as server-sent events, by the next step
+of a script: a text, or a function call (`exec_command` for a shell command, or an MCP
+tool by the name Codex gives it)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def text(words: str) -> dict[str, Any]:
+    return {"text": words}
+
+
+def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"call": name, "arguments": arguments}
+
+
+class MockResponses:
+    def __init__(self, script: list[dict[str, Any]]) -> None:
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        mock = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # a websocket upgrade, or a models list: none here
+                self.send_response(404)
+                self.end_headers()
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                mock.answer(self, json.loads(body or b"{}"))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> MockResponses:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> None:
+        with self._lock:
+            self.requests.append(request)
+            step = self.script[min(len(self.requests) - 1, len(self.script) - 1)]
+        unique = uuid.uuid4().hex[:12]
+        if "call" in step:
+            item = {
+                "type": "function_call",
+                "id": f"fc_{unique}",
+                "call_id": f"call_{unique}",
+                "name": step["call"],
+                "arguments": json.dumps(step["arguments"]),
+            }
+        else:
+            content = [{"type": "output_text", "text": step["text"], "annotations": []}]
+            item = {"type": "message", "id": f"msg_{unique}", "role": "assistant",
+                    "content": content}  # fmt: skip
+        usage = {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        }
+        events = [
+            {"type": "response.created", "response": {"id": f"resp_{unique}"}},
+            {"type": "response.output_item.done", "item": item, "output_index": 0},
+            {"type": "response.completed", "response": {"id": f"resp_{unique}", "usage": usage}},
+        ]
+        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.send_header("content-length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
