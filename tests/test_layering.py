@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 LAYERS: list[set[str]] = [
     # shared plumbing
     {"errors", "paths", "value", "worktree", "timestamps", "nesting", "untrusted", "cjson"},
-    {"regexcache", "secretkinds", "confine", "jsonfile"},
+    {"regexcache", "secretkinds", "confine", "jsonfile", "rollouts"},
     {"tomlfile"},
     {"storage", "filelock", "redact", "repo", "render", "config", "conflicts"},
     {"providers", "trust"},

@@ -790,3 +790,37 @@ def test_a_long_prompt_is_stored_cut_with_a_marker(
     kept, marker = stored.rsplit("\n", 1)
     assert len(kept.encode()) <= MESSAGE_LIMIT and text.startswith(kept)
     assert marker == f"[truncated: {len(text.encode())} bytes in all]"
+
+
+# -- Codex's rollout files --------------------------------------------------------------
+
+ROLLOUT = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "rollout-session.jsonl"
+
+
+def test_a_codex_rollout_imports_as_a_session_with_its_prompt_reply_and_failed_call(
+    tmp_path: Path, isolated_env: Path
+) -> None:
+    from conftest import run_cli
+
+    done = run_cli("history", "import", str(ROLLOUT), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    db = sqlite3.connect(isolated_env / "history.db")
+    [(external,)] = db.execute("SELECT external_id FROM sessions").fetchall()
+    assert external == "01a21cf4-5ddf-74a3-89dd-21f8e360709d"
+    said = db.execute("SELECT role, content FROM messages ORDER BY id").fetchall()
+    assert ("user", "run it") in said
+    assert [c for r, c in said if r == "user"] == ["run it"]  # not Codex's own context
+    call = db.execute("SELECT tool, input, output, success FROM tool_calls").fetchone()
+    assert call[0] == "Bash" and json.loads(call[1]) == {"command": "echo X; exit 3"}
+    assert "Process exited with code 3" in call[2] and call[3] == 0
+    again = run_cli("history", "import", str(ROLLOUT), cwd=tmp_path)
+    assert again.returncode == 0
+    assert db.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0] == 1  # nothing twice
+
+
+def test_auto_memory_reads_a_codex_rollout() -> None:
+    from voyager_brain.memory.extract import read_conversation
+
+    said = read_conversation(ROLLOUT.read_text())
+    assert said[0] == ("user", "run it")
+    assert [role for role, _ in said] == ["user", "assistant"]

@@ -59,6 +59,7 @@ from datetime import datetime
 
 from .. import cjson, confine
 from ..errors import HistoryError
+from ..rollouts import translator
 from ..value import Record
 from . import record
 from .db import sql_error, transaction
@@ -148,8 +149,9 @@ def import_transcript(
         with handle:
             total = os.fstat(handle.fileno()).st_size
             done = 0
+            translate = translator()  # a Codex rollout's lines as Claude Code's entries
             for batch in _batches(handle, batch_bytes):
-                lines = state.prepare(batch)  # outside the transaction: the slow part
+                lines = state.prepare(translate(batch))  # outside the transaction: slow
                 with transaction(db):
                     state.write(lines)
                 done += sum(len(raw) for raw in batch)

@@ -22,6 +22,7 @@ from .. import storage
 from ..config import Config
 from ..paths import voyager_home
 from ..providers import Provider, ProviderError
+from ..rollouts import Rollout, is_rollout
 from .rank import normalize_text
 
 MAX_ITEMS = 3
@@ -46,17 +47,22 @@ def enabled(config: Config) -> bool:
 
 
 def read_conversation(text: str) -> list[tuple[str, str]]:
-    """(role, text) pairs from a Claude Code transcript (JSON lines), or plain text as
-    one user message."""
+    """(role, text) pairs from a Claude Code transcript or a Codex rollout (JSON
+    lines), or plain text as one user message."""
     messages: list[tuple[str, str]] = []
     lines = [line for line in text.splitlines() if line.strip()]
     parsed = 0
+    records: list[Any] = []
     for line in lines:
         try:
-            record = json.loads(line)
+            records.append(json.loads(line))
         except ValueError:
             continue
         parsed += 1
+    if records and is_rollout(records[0]):  # a Codex session: its lines as Claude Code's
+        rollout = Rollout()
+        records = [e for r in records if isinstance(r, dict) for e in rollout.entries(r)]
+    for record in records:
         if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
             continue
         message = record.get("message")
