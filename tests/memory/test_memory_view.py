@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from voyager_brain.context.candidates import Grouped
@@ -140,8 +140,23 @@ def check(view: MemoryView, home: Path, top: Path) -> None:
             assert stale == expected_stale, (cwd, after_days)
 
 
+_CONTEXT = {"source": "auto", "scope": False, "path": "/elsewhere", "updated": None}
+_LEARNING = {"source": "auto", "scope": False, "path": ".", "updated": None}
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(operation, min_size=1, max_size=4), min_size=1, max_size=8))
+# Found by CI: a project context shadowing a personal one of its path, then replaced by a
+# learning of its id; the personal context holds the path again.
+@example(
+    rounds=[
+        [
+            ("add", "personal", "context", 0, "2026-06-01T12:00:00.250Z", _CONTEXT),
+            ("add", "project", "context", 1, "2026-06-01T12:00:00.250Z", _CONTEXT),
+        ],
+        [("add", "project", "learning", 1, "2026-06-01T12:00:00.250Z", _LEARNING)],
+    ]
+)
 def test_a_view_kept_current_reads_as_folding_from_scratch(
     rounds: list[list[tuple[Any, ...]]],
 ) -> None:

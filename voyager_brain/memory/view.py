@@ -242,8 +242,12 @@ class MemoryView:
     def refresh(self) -> None:
         """Apply what was appended to either log since; rebuild on anything else."""
         touched: set[str] = set()
-        if not all(part.advance(touched) for part in self._logs) or (
-            self._shadowed and not self._shadowed.isdisjoint(touched)
+        entries = self.entries
+        if (
+            not all(part.advance(touched) for part in self._logs)
+            or (self._shadowed and not self._shadowed.isdisjoint(touched))
+            # A keyed entry replaced or removed: another of its key may hold it now.
+            or any(entries[i]["type"] in log.KEYED for i in touched if i in entries)
         ):
             self._build()
             return
