@@ -76,12 +76,23 @@ def test_stop_does_not_auto_compact(repo: Path) -> None:
     assert len([e for e in entries(repo) if e.type == "loop_status"]) == 4
 
 
-def test_pre_compact_compacts(repo: Path) -> None:
+@pytest.mark.parametrize("instructions", ["", None], ids=["manual", "auto: null"])
+def test_pre_compact_compacts(repo: Path, instructions: str | None) -> None:
+    # Claude Code 2.1.197 sends `"custom_instructions": null` when it compacts by itself.
     run_cli("init", cwd=repo)
     for _ in range(3):
         hook("stop", repo)
-    assert hook("pre-compact", repo).returncode == 0
+    data = json.loads(payload("pre-compact", repo)) | {"custom_instructions": instructions}
+    assert hook("pre-compact", repo, json.dumps(data)).returncode == 0
     assert len([e for e in entries(repo) if e.type == "loop_status"]) == 1
+
+
+def test_session_end_in_print_mode_counts_the_session(repo: Path) -> None:
+    # `claude -p` ends its sessions with the reason "other" (recorded by tests/e2e).
+    run_cli("init", cwd=repo)
+    data = json.loads(payload("session-end", repo)) | {"reason": "other"}
+    assert hook("session-end", repo, json.dumps(data)).returncode == 0
+    assert json.loads((repo / ".voyager" / "brain.json").read_text())["sessionCount"] == 1
 
 
 def test_session_end_counts_the_session_once(repo: Path) -> None:
