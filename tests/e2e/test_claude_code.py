@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -19,37 +17,17 @@ from typing import Any
 import pytest
 from anthropic_mock import MockAnthropic, text, tool
 from conftest import run_cli
-
-CLAUDE = os.environ.get("VOYAGER_CLAUDE_CODE") or shutil.which("claude")
+from e2e import agent_cli, history, prepared
 
 
 @pytest.fixture
 def claude() -> str:
-    if CLAUDE is None:
-        reason = (
-            "Claude Code is not installed: `npm install @anthropic-ai/claude-code@2.1.197`"
-            " and set VOYAGER_CLAUDE_CODE to its node_modules/.bin/claude (.ci/run does)"
-        )
-        if os.environ.get("VOYAGER_E2E") == "required":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return CLAUDE
+    return agent_cli("VOYAGER_CLAUDE_CODE", "claude", "@anthropic-ai/claude-code@2.1.197")
 
 
 @pytest.fixture
 def project(repo: Path) -> Path:
-    """A repository with voyager-brain's hooks installed for Claude Code, a learning in
-    the memory and a block rule."""
-    for args in (
-        ["init"],
-        ["install", "claude"],
-        ["brain", "action=add", "type=learning", "text=CI must use Node 22"],
-        ["rules", "add", "--pattern", r"rm\s+-rf", "--tool", "Bash", "--description",
-         "no rm -rf", "--solution", "use git clean -fdx"],
-    ):  # fmt: skip
-        done = run_cli(*args, cwd=repo)
-        assert done.returncode == 0, (args, done.stderr)
-    return repo
+    return prepared(repo, "claude")
 
 
 def run_claude(
@@ -90,12 +68,6 @@ def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
         for block in message["content"]
         if block.get("type") == "tool_result"
     ]
-
-
-def history(home: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(home / "history.db")
-    db.row_factory = sqlite3.Row
-    return db
 
 
 def test_the_context_reaches_the_model_and_a_block_reaches_it_as_the_tools_error(

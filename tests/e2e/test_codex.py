@@ -10,45 +10,24 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from e2e import agent_cli, history, prepared
 from openai_mock import MockResponses, call, text
-
-CODEX = os.environ.get("VOYAGER_CODEX") or shutil.which("codex")
 
 
 @pytest.fixture
 def codex() -> str:
-    if CODEX is None:
-        reason = (
-            "Codex is not installed: `npm install @openai/codex@0.171.0` and set"
-            " VOYAGER_CODEX to its node_modules/.bin/codex (.ci/run does)"
-        )
-        if os.environ.get("VOYAGER_E2E") == "required":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return CODEX
+    return agent_cli("VOYAGER_CODEX", "codex", "@openai/codex@0.171.0")
 
 
 @pytest.fixture
 def project(repo: Path) -> Path:
-    for args in (
-        ["init"],
-        ["install", "codex"],
-        ["brain", "action=add", "type=learning", "text=CI must use Node 22"],
-        ["rules", "add", "--pattern", r"rm\s+-rf", "--tool", "Bash", "--description",
-         "no rm -rf", "--solution", "use git clean -fdx"],
-    ):  # fmt: skip
-        done = run_cli(*args, cwd=repo)
-        assert done.returncode == 0, (args, done.stderr)
-    return repo
+    return prepared(repo, "codex")
 
 
 def run_codex(codex: str, repo: Path, mock: MockResponses, prompt: str) -> str:
@@ -86,12 +65,6 @@ def outputs(request: dict[str, Any]) -> list[str]:
         for item in request["input"]
         if item.get("type") == "function_call_output"
     ]
-
-
-def history(home: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(home / "history.db")
-    db.row_factory = sqlite3.Row
-    return db
 
 
 def test_the_context_reaches_the_model_and_a_block_reaches_it_as_the_calls_output(

@@ -1,0 +1,48 @@
+"""What the end-to-end tests of every agent share: finding the agent's CLI, a project with
+voyager-brain's hooks, a learning and a block rule, and the history the hooks wrote."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+
+def agent_cli(variable: str, command: str, package: str) -> str:
+    """The agent's CLI: `variable` names it, else `command` on PATH. Without it the test
+    skips, or fails under ``VOYAGER_E2E=required`` (.ci/run), saying how to install it."""
+    found = os.environ.get(variable) or shutil.which(command)
+    if found is None:
+        reason = (
+            f"{command} is not installed: `npm install {package}` and set {variable} to its"
+            f" node_modules/.bin/{command} (.ci/run does)"
+        )
+        if os.environ.get("VOYAGER_E2E") == "required":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
+def prepared(repo: Path, agent: str) -> Path:
+    """`repo` with voyager-brain's hooks for `agent`, a learning in the memory and a block
+    rule (rule 1) on `rm -rf`."""
+    for args in (
+        ["init"],
+        ["install", agent],
+        ["brain", "action=add", "type=learning", "text=CI must use Node 22"],
+        ["rules", "add", "--pattern", r"rm\s+-rf", "--tool", "Bash", "--description",
+         "no rm -rf", "--solution", "use git clean -fdx"],
+    ):  # fmt: skip
+        done = run_cli(*args, cwd=repo)
+        assert done.returncode == 0, (args, done.stderr)
+    return repo
+
+
+def history(home: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(home / "history.db")
+    db.row_factory = sqlite3.Row
+    return db
