@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import run_cli
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("mcp", reason="the MCP SDK is the voyager-brain[mcp] extra")
@@ -376,3 +376,32 @@ def test_recall_of_the_personal_log_works_outside_a_repository(
     assert results and {r["source"] for r in results} == {"memory (personal)"}
     shown = run_cli("recall", "direct", cwd=outside)
     assert shown.returncode == 0 and "memory (personal)" in shown.stdout
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=10,
+)
+_SCHEMA = {
+    "properties": {
+        "query": {"type": "string"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+        "budget": {"anyOf": [{"type": "integer", "minimum": 50}, {"type": "null"}]},
+        "kind": {"type": "string", "enum": ["a", "b"]},
+    },
+    "required": ["query"],
+}
+
+
+@given(
+    arguments=_JSON
+    | st.dictionaries(st.sampled_from(["query", "limit", "budget", "kind", "x"]), _JSON)
+)
+@example(arguments={"x\ny": 1})
+def test_property_any_arguments_get_one_line_or_none(arguments: Any) -> None:
+    said = mcpwire.argument_error("recall", _SCHEMA, arguments)
+    assert said is None or (said.startswith("recall: ") and "\n" not in said)
+    if said is None:  # what passes is what the schema allows
+        assert isinstance(arguments, dict) and isinstance(arguments.get("query"), str)
+        assert set(arguments) <= set(_SCHEMA["properties"])

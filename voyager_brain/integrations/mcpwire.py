@@ -215,7 +215,8 @@ def argument_error(tool: str, schema: Mapping[str, Any], arguments: Any) -> str 
     for key in arguments:
         if key not in properties:
             takes = ", ".join(properties) or "no parameters"
-            return f"{tool}: {key}: no such parameter (it takes {takes})"
+            named = key if key.isidentifier() else repr(key)  # one line, whatever it holds
+            return f"{tool}: {named}: no such parameter (it takes {takes})"
     for key in schema.get("required", ()):
         if key not in arguments:
             return f"{tool}: {key}: missing"
