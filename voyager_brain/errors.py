@@ -13,10 +13,18 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+#: What `str.splitlines` breaks a line at, each written as its escape by `one_line`.
+_BREAKS = {
+    ord(c): f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+    for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+} | {ord("\n"): "\\n", ord("\r"): "\\r"}
+
+
 def one_line(message: str) -> str:
     """`message` kept to one line: a line break in it (a path or an argument it quotes
-    can hold one) written as its escape."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    can hold one: a newline, a vertical tab, a form feed, U+2028 ...) written as its
+    escape."""
+    return message.translate(_BREAKS)
 
 
 class BrainError(Exception):

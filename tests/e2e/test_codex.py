@@ -42,6 +42,8 @@ def run_codex(codex: str, repo: Path, mock: MockResponses, prompt: str) -> str:
     )
     env = {
         **os.environ,
+        # Codex runs commands in a login shell: the user's profile stays out of the output.
+        "HOME": str(home),
         "CODEX_HOME": str(home),
         "OPENAI_API_KEY": "sk-test",
         # The hooks run `voyager-brain`: this interpreter's.
