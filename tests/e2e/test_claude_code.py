@@ -141,3 +141,17 @@ def test_a_warning_lets_the_call_run_and_reaches_the_model(
     assert "prefer git status --short" in json.dumps(last["messages"])
     fired = history(isolated_env).execute("SELECT action_taken FROM rule_triggers").fetchall()
     assert [row[0] for row in fired] == ["warn"]
+
+
+def test_compact_runs_precompact_which_compacts_the_brain(
+    claude: str, project: Path, isolated_env: Path
+) -> None:
+    # Three turns' loop_status entries, as the Stop hook writes them.
+    for turn in range(3):
+        run_cli("add", "loop_status", f"Turn: {turn}", cwd=project)
+    with MockAnthropic([text("Summary.")]) as mock:
+        # Claude Code 2.1.197 runs PreCompact (custom_instructions null) even when it
+        # finds too little to compact itself.
+        run_claude(claude, project, mock, "/compact")
+    brain = (project / ".voyager" / "brain.md").read_text()
+    assert brain.count("## Loop Status") == 1  # the older ones compacted away

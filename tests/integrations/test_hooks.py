@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -251,3 +252,20 @@ def test_a_hook_run_with_dash_c_works_in_that_folder(repo: Path, tmp_path: Path)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "only in this repository" in context
+
+
+def test_an_mcp_tools_content_blocks_are_kept_as_their_text(repo: Path, isolated_env: Path) -> None:
+    # Claude Code 2.1.197 sends an MCP tool's result as its list of content blocks.
+    run_cli("init", cwd=repo)
+    data = json.loads(payload("post-tool-use", repo)) | {
+        "tool_name": "mcp__voyager-brain__recall",
+        "tool_input": {"query": "Node"},
+        "tool_response": [
+            {"type": "text", "text": "CI must use Node 22"},
+            {"type": "text", "text": "2 matches"},
+        ],
+    }
+    assert hook("post-tool-use", repo, json.dumps(data)).returncode == 0
+    db = sqlite3.connect(isolated_env / "history.db")
+    output = db.execute("SELECT output FROM tool_calls WHERE tool LIKE 'mcp__%'").fetchone()[0]
+    assert output == "CI must use Node 22\n2 matches"

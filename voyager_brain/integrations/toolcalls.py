@@ -277,8 +277,9 @@ def close_session(call: HookCall, status: str = "completed") -> None:
 
 
 def response_text(response: Any) -> str | None:
-    """A tool's response as text: a shell's stdout and stderr, a string as it is,
-    anything else as JSON."""
+    """A tool's response as text: a shell's stdout and stderr, a string as it is, an MCP
+    tool's content blocks (a list of ``{"type": "text", "text": ...}``, as Claude Code
+    2.1.197 sends them) as their texts, anything else as JSON."""
     from .. import cjson
 
     if response is None:
@@ -288,6 +289,12 @@ def response_text(response: Any) -> str | None:
     if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
         parts = [str(response.get(k) or "") for k in ("stdout", "stderr")]
         return "\n".join(p for p in parts if p)
+    if (
+        isinstance(response, list)
+        and response
+        and all(isinstance(b, dict) and b.get("type") == "text" for b in response)
+    ):
+        return "\n".join(str(b.get("text", "")) for b in response)
     return cjson.dumps(response, ensure_ascii=False)
 
 
