@@ -586,3 +586,11 @@ def test_codex_a_failed_call_is_read_from_the_rollout(tmp_path: Path) -> None:
         .replace('"exit_code":3', '"exit_code":0')
     )
     assert rollout_failed(str(succeeded), "call_1") is False
+    # Written with spaces after the colons (another writer, a hand edit): still found.
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text(rollout.read_text().replace('"id":"call_1"', '"id": "call_1"'))
+    assert rollout_failed(str(spaced), "call_1") is True
+    # A payload naming a FIFO: refused at once, never waited on.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert rollout_failed(str(fifo), "call_1") is False

@@ -130,16 +130,18 @@ def rollout_failed(rollout: str | None, call_id: str | None) -> bool:
     the file or the line is not there."""
     if not rollout or not call_id:
         return False
+    from .. import cjson, confine
+
     try:
-        with open(rollout, "rb") as file:
+        # A regular file only: a FIFO or a device named by a payload would never end.
+        with confine.open_regular(rollout) as file:
             size = file.seek(0, 2)
             file.seek(max(0, size - ROLLOUT_TAIL))
             tail = file.read()
-    except OSError:
+    except (OSError, ValueError):
         return False
-    marker = f'"id":"{call_id}"'.encode()
-    from .. import cjson
-
+    # The id as a JSON string, whatever spacing the writer puts around its key.
+    marker = cjson.dumps(call_id).encode()
     for line in reversed(tail.splitlines()):
         if marker not in line or b"item_completed" not in line:
             continue
