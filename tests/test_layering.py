@@ -21,7 +21,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 LAYERS: list[set[str]] = [
     # shared plumbing
     {"errors", "paths", "value", "worktree", "timestamps", "nesting", "untrusted", "cjson"},
-    {"regexcache", "secretkinds", "confine", "jsonfile", "rollouts"},
+    {"regexcache", "secretkinds", "confine", "jsonfile"},
+    {"transcripts"},
     {"tomlfile"},
     {"storage", "filelock", "redact", "repo", "render", "config", "conflicts"},
     {"providers", "trust"},

@@ -764,7 +764,7 @@ def test_a_folder_with_hostile_files_imports_every_file(repo: Path, tmp_path: Pa
 def test_a_line_past_the_limit_is_skipped_whole_and_counted(
     db: sqlite3.Connection, repo: Path, tmp_path: Path
 ) -> None:
-    from voyager_brain.guard.transcript import LINE_LIMIT
+    from voyager_brain.transcripts import LINE_LIMIT
 
     path = tmp_path / "long.jsonl"
     with path.open("w") as f:

@@ -57,16 +57,15 @@ import re
 import sqlite3
 from datetime import datetime
 
-from .. import cjson, confine
+from .. import cjson, confine, transcripts
 from ..errors import HistoryError
-from ..rollouts import translator
 from ..value import Record
 from . import record
 from .db import sql_error, transaction
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 #: A transcript is written in one transaction per this many bytes of it (about).
@@ -149,12 +148,11 @@ def import_transcript(
         with handle:
             total = os.fstat(handle.fileno()).st_size
             done = 0
-            translate = translator()  # a Codex rollout's lines as Claude Code's entries
-            for batch in _batches(handle, batch_bytes):
-                lines = state.prepare(translate(batch))  # outside the transaction: slow
+            for read, batch in transcripts.batches(handle, batch_bytes):
+                lines = state.prepare(batch)  # outside the transaction: slow
                 with transaction(db):
                     state.write(lines)
-                done += sum(len(raw) for raw in batch)
+                done += read
                 if progress is not None:
                     progress(done, total)
     except OSError as exc:
@@ -162,39 +160,6 @@ def import_transcript(
     except sqlite3.Error as exc:
         raise sql_error(database, exc) from None
     return ImportReport(full, state.first_session, state.first_external_id, **state.counts)
-
-
-#: A line longer than this is not read (a transcript's lines are a few megabytes at
-#: most): it is counted as a bad line, and never held in memory whole.
-LINE_LIMIT = 32 << 20
-#: What stands for such a line in a batch: not JSON, so `parse` counts it as bad.
-_TOO_LONG = b"\x00 a line longer than LINE_LIMIT\n"
-
-
-def _lines(handle: Any) -> Iterator[bytes]:
-    """The file's lines, each at most `LINE_LIMIT` bytes (a longer one is skipped to its
-    end and stands as `_TOO_LONG`)."""
-    while raw := handle.readline(LINE_LIMIT + 1):
-        if len(raw) <= LINE_LIMIT or raw.endswith(b"\n"):
-            yield raw
-            continue
-        while (rest := handle.readline(LINE_LIMIT)) and not rest.endswith(b"\n"):
-            pass
-        yield _TOO_LONG
-
-
-def _batches(handle: Any, size: int) -> Iterator[list[bytes]]:
-    """The file's lines, in lists of about `size` bytes (at least one line each)."""
-    batch: list[bytes] = []
-    held = 0
-    for raw in _lines(handle):
-        batch.append(raw)
-        held += len(raw)
-        if held >= size:
-            yield batch
-            batch, held = [], 0
-    if batch:
-        yield batch
 
 
 def history_time(value: str) -> str | None:

@@ -26,7 +26,7 @@ import os
 import sys
 from pathlib import Path
 
-from .. import repo, storage
+from .. import repo, storage, transcripts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def turn_end(call: HookCall, source: str) -> None:
             f" (+{len(changed) - 10} more)" if len(changed) > 10 else ""
         )
         lines.append(f"Files changed: {shown}")
-    reply = call.reply or last_assistant_text(call.transcript)
+    reply = call.reply or transcripts.last_reply(call.transcript)
     if reply:
         lines.append(f"Last reply: {_one_line(reply)}")
     from ..session.model import BrainEntry
@@ -179,37 +179,6 @@ def session_end(call: HookCall) -> None:
             commit_brain_files(bm.top)
     finally:
         _extract_detached(bm, call.transcript)
-
-
-def last_assistant_text(transcript: str | None) -> str | None:
-    """The last assistant message of a Claude Code style JSON-lines transcript (the
-    format Codex's and others' differ from: for those, None)."""
-    if not transcript or not os.path.isfile(transcript):
-        return None
-    with open(transcript, "rb") as f:
-        f.seek(0, 2)
-        f.seek(max(0, f.tell() - 256_000))  # the tail holds the last message
-        lines = f.read().split(b"\n")
-    for raw in reversed(lines):
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            continue
-        message = record.get("message") if isinstance(record, dict) else None
-        if not isinstance(record, dict) or record.get("type") != "assistant":
-            continue
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            return content
-        if isinstance(content, list):
-            texts = [
-                c.get("text", "")
-                for c in content
-                if isinstance(c, dict) and c.get("type") == "text"
-            ]
-            if any(texts):
-                return "\n".join(texts)
-    return None
 
 
 def _refresh_exports(bm: Any) -> None:

@@ -12,7 +12,6 @@ the model proposes the items; if it fails, the offline path runs instead.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable
@@ -22,7 +21,6 @@ from .. import storage
 from ..config import Config
 from ..paths import voyager_home
 from ..providers import Provider, ProviderError
-from ..rollouts import Rollout, is_rollout
 from .rank import normalize_text
 
 MAX_ITEMS = 3
@@ -47,36 +45,19 @@ def enabled(config: Config) -> bool:
 
 
 def read_conversation(text: str) -> list[tuple[str, str]]:
-    """(role, text) pairs from a Claude Code transcript or a Codex rollout (JSON
-    lines), or plain text as one user message."""
-    messages: list[tuple[str, str]] = []
-    lines = [line for line in text.splitlines() if line.strip()]
-    parsed = 0
-    records: list[Any] = []
-    for line in lines:
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            continue
-        parsed += 1
-    if records and is_rollout(records[0]):  # a Codex session: its lines as Claude Code's
-        rollout = Rollout()
-        records = [e for r in records if isinstance(r, dict) for e in rollout.entries(r)]
-    for record in records:
-        if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
-            continue
-        message = record.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):
-            content = "\n".join(
-                str(c.get("text", ""))
-                for c in content
-                if isinstance(c, dict) and c.get("type") == "text"
-            )
-        if isinstance(content, str) and content.strip():
-            messages.append((str(record["type"]), content))
-    if parsed == 0:
+    """(role, text) pairs from an agent's session log (any format `transcripts` reads),
+    or plain text as one user message."""
+    from .. import transcripts
+
+    records = transcripts.entries(text)
+    if records is None:
         return [("user", text)] if text.strip() else []
+    messages: list[tuple[str, str]] = []
+    for record in records:
+        if isinstance(record, dict) and record.get("type") in ("user", "assistant"):
+            said = transcripts.message_text(record.get("message"))
+            if said and said.strip():
+                messages.append((str(record["type"]), said))
     return messages
 
 

@@ -1,4 +1,4 @@
-"""Codex rollout lines read as Claude Code transcript entries (`voyager_brain.rollouts`)."""
+"""Codex rollout lines read as Claude Code transcript entries (`transcripts.codex`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from voyager_brain.rollouts import Rollout, translator
+from voyager_brain.transcripts import translator
+from voyager_brain.transcripts.codex import Rollout
 
-FIXTURE = Path(__file__).parent / "fixtures" / "codex" / "rollout-session.jsonl"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "codex" / "rollout-session.jsonl"
 
 
 def test_the_recorded_session_reads_as_prompt_call_result_and_reply() -> None:
@@ -32,7 +33,7 @@ def test_the_recorded_session_reads_as_prompt_call_result_and_reply() -> None:
 def test_a_claude_code_transcript_passes_through_unchanged() -> None:
     line = json.dumps({"type": "user", "uuid": "u", "message": {"content": "hi"}}).encode()
     assert translator()([line + b"\n"]) == [line + b"\n"]
-    assert Rollout.of(b"not json") is None
+    assert Rollout.of("not json") is None and Rollout.of(None) is None
 
 
 @given(

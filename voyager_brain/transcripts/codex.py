@@ -1,6 +1,5 @@
 """Codex's session logs (rollout files, ``$CODEX_HOME/sessions/.../rollout-*.jsonl``) read
-as Claude Code transcript entries, so that `history import` and auto-memory, which read
-Claude Code's format, read Codex sessions too.
+as Claude Code transcript entries.
 
 A rollout line is ``{"timestamp", "type", "payload"}``; what this reads of it (Codex CLI
 0.171, as its own runs wrote it: tests/fixtures/codex/rollout-session.jsonl):
@@ -14,19 +13,14 @@ A rollout line is ``{"timestamp", "type", "payload"}``; what this reads of it (C
   ``function_call_output`` its result;
 - ``event_msg`` ``item_completed`` of a command: whether it failed (``status`` ``failed``
   or a non-zero ``exit_code``), written before the call's output.
-
-Every other line stands as an entry of a type the readers skip, so that counts of lines
-stay those of the file."""
+"""
 
 from __future__ import annotations
 
 import json
 
-from . import cjson
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
 #: The prompts Codex writes into a session itself, not the user.
@@ -49,26 +43,10 @@ class Rollout:
         self.failed: set[str] = set()
 
     @classmethod
-    def of(cls, first: bytes) -> Rollout | None:
-        """A reader for the file whose first line is `first`, when it is a rollout."""
-        return cls() if is_rollout(_parse(first)) else None
-
-    def lines(self, batch: list[bytes]) -> list[bytes]:
-        """Rollout lines as transcript lines: each conversation line as its entries,
-        every other line as one entry of a type the readers skip, a line that is not
-        JSON as it is (a bad line to them too)."""
-        out: list[bytes] = []
-        for raw in batch:
-            record = _parse(raw)
-            if record is None:
-                out.append(raw)
-                continue
-            entries = self.entries(record) if isinstance(record, dict) else []
-            if not entries:
-                kind = record.get("type") if isinstance(record, dict) else "value"
-                entries = [{"type": f"codex-{kind}"}]
-            out += [json.dumps(entry).encode() + b"\n" for entry in entries]
-        return out
+    def of(cls, first: object) -> Rollout | None:
+        """A reader for the file whose first line's JSON value is `first`, when it is a
+        rollout."""
+        return cls() if is_rollout(first) else None
 
     def entries(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """The transcript entries of one rollout line (none for most)."""
@@ -129,28 +107,6 @@ class Rollout:
             message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
             return [{**base, "type": "assistant", "uuid": payload.get("id"), "message": message}]
         return []
-
-
-def translator() -> Callable[[list[bytes]], list[bytes]]:
-    """A function of a file's batches of lines, in order: Codex rollout lines as transcript
-    lines (`Rollout.lines`) when the file's first line is one, else the lines as given."""
-    found: list[Rollout | None] = []
-
-    def translate(batch: list[bytes]) -> list[bytes]:
-        if not found:
-            found.append(Rollout.of(batch[0]) if batch else None)
-        rollout = found[0]
-        return batch if rollout is None else rollout.lines(batch)
-
-    return translate
-
-
-def _parse(raw: bytes) -> Any:
-    """A line's JSON value; None when it is not JSON (or not UTF-8, or too deep)."""
-    try:
-        return cjson.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
 
 
 def _str(value: object) -> str | None:
