@@ -8,14 +8,11 @@ installs it and sets ``VOYAGER_E2E=required``, which turns the skip into a failu
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from anthropic_mock import MockAnthropic, text, tool
+from claude_run import run_claude, tool_results
 from conftest import run_cli
 from e2e import agent_cli, history, prepared
 
@@ -30,52 +27,12 @@ def project(repo: Path) -> Path:
     return prepared(repo, "claude")
 
 
-def run_claude(
-    claude: str, repo: Path, mock: MockAnthropic, prompt: str, *args: str
-) -> dict[str, Any]:
-    """`claude -p PROMPT` in `repo` against `mock`; its JSON result."""
-    home = repo.parent / "home"
-    home.mkdir(exist_ok=True)
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        # The hooks run `voyager-brain`: this interpreter's.
-        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-        "ANTHROPIC_BASE_URL": mock.url,
-        "ANTHROPIC_API_KEY": "sk-ant-test",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    }
-    done = subprocess.run(
-        [claude, "-p", prompt, "--output-format", "json", *args],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
-
-
-def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        block
-        for message in request["messages"]
-        if message["role"] == "user" and isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
-
-
 def test_the_context_reaches_the_model_and_a_block_reaches_it_as_the_tools_error(
     claude: str, project: Path, isolated_env: Path
 ) -> None:
     script = [tool("Bash", {"command": "rm -rf build", "description": "clean"}), text("Done.")]
     with MockAnthropic(script) as mock:
-        result = run_claude(claude, project, mock, "clean the build")
+        result = run_claude(claude, project, mock.url, "clean the build")
         first, last = mock.main_requests()[0], mock.main_requests()[-1]
     # SessionStart's context is in the first request the model gets.
     assert "CI must use Node 22" in json.dumps(first)
@@ -99,7 +56,7 @@ def test_a_turn_and_a_session_leave_their_record(
     claude: str, project: Path, isolated_env: Path
 ) -> None:
     with MockAnthropic([text("Nothing to do.")]) as mock:
-        run_claude(claude, project, mock, "say hello")
+        run_claude(claude, project, mock.url, "say hello")
     brain = (project / ".voyager" / "brain.md").read_text()
     assert "## Loop Status" in brain  # Stop: the turn's loop_status entry
     state = json.loads((project / ".voyager" / "brain.json").read_text())
@@ -113,7 +70,7 @@ def test_the_mcp_servers_tools_are_offered_and_a_call_is_answered(
     script = [tool("mcp__voyager-brain__recall", {"query": "Node"}), text("Found it.")]
     with MockAnthropic(script) as mock:
         run_claude(
-            claude, project, mock, "what node version?",
+            claude, project, mock.url, "what node version?",
             "--mcp-config", ".mcp.json", "--allowedTools", "mcp__voyager-brain__recall",
         )  # fmt: skip
         first, last = mock.main_requests()[0], mock.main_requests()[-1]
@@ -134,13 +91,43 @@ def test_a_warning_lets_the_call_run_and_reaches_the_model(
     assert done.returncode == 0, done.stderr
     script = [tool("Bash", {"command": "git status", "description": "status"}), text("Clean.")]
     with MockAnthropic(script) as mock:
-        run_claude(claude, project, mock, "status?", "--allowedTools", "Bash(git status)")
+        run_claude(claude, project, mock.url, "status?", "--allowedTools", "Bash(git status)")
         last = mock.main_requests()[-1]
     [ran] = tool_results(last)
     assert not ran.get("is_error") and "On branch" in json.dumps(ran["content"])
     assert "prefer git status --short" in json.dumps(last["messages"])
     fired = history(isolated_env).execute("SELECT action_taken FROM rule_triggers").fetchall()
     assert [row[0] for row in fired] == ["warn"]
+
+
+def test_a_log_rule_lets_the_call_run_says_nothing_and_records_the_trigger(
+    claude: str, project: Path, isolated_env: Path
+) -> None:
+    done = run_cli(
+        "rules", "add", "--pattern", r"git\s+log", "--tool", "Bash", "--action", "log",
+        "--description", "who reads the history", cwd=project,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "2", done.stderr
+    call = {"command": "git log --oneline", "description": "history"}
+    with MockAnthropic([tool("Bash", call), text("One commit.")]) as mock:
+        result = run_claude(
+            claude, project, mock.url, "history?", "--allowedTools", "Bash(git log --oneline)"
+        )
+        last, sent = mock.main_requests()[-1], json.dumps(mock.requests)
+    [ran] = tool_results(last)
+    assert not ran.get("is_error") and "initial" in json.dumps(ran["content"])
+    # Nothing of the rule reaches the model, nor the user.
+    assert "who reads the history" not in sent and "voyager-brain guard" not in sent
+    assert "who reads the history" not in json.dumps(result)
+    db = history(isolated_env)
+    fired = db.execute("SELECT rule_id, action_taken FROM rule_triggers").fetchall()
+    assert [tuple(row) for row in fired] == [(2, "log")]
+    [row] = db.execute(
+        "SELECT c.tool, c.success, c.output, c.blocked_by_rule_id FROM tool_calls c"
+        " JOIN rule_triggers t ON t.tool_call_id = c.id"
+    ).fetchall()
+    assert (row["tool"], row["success"], row["blocked_by_rule_id"]) == ("Bash", 1, None)
+    assert "initial" in row["output"]  # PostToolUse recorded the call's result
 
 
 def test_compact_runs_precompact_which_compacts_the_brain(
@@ -152,6 +139,6 @@ def test_compact_runs_precompact_which_compacts_the_brain(
     with MockAnthropic([text("Summary.")]) as mock:
         # Claude Code 2.1.197 runs PreCompact (custom_instructions null) even when it
         # finds too little to compact itself.
-        run_claude(claude, project, mock, "/compact")
+        run_claude(claude, project, mock.url, "/compact")
     brain = (project / ".voyager" / "brain.md").read_text()
     assert brain.count("## Loop Status") == 1  # the older ones compacted away

@@ -269,3 +269,38 @@ def test_an_mcp_tools_content_blocks_are_kept_as_their_text(repo: Path, isolated
     db = sqlite3.connect(isolated_env / "history.db")
     output = db.execute("SELECT output FROM tool_calls WHERE tool LIKE 'mcp__%'").fetchone()[0]
     assert output == "CI must use Node 22\n2 matches"
+
+
+def test_a_rule_on_save_denies_the_plugins_save_as_claude_code_sent_it(repo: Path) -> None:
+    """The PreToolUse payload of the plugin's `save`, recorded from Claude Code 2.1.197
+    (tests/fixtures/claude/README.md), against a rule written as docs/mcp.md says."""
+    run_cli("init", cwd=repo)
+    add = run_cli(
+        "rules", "add", "--pattern", "Ship", "--tool", "mcp__voyager-brain__save",
+        "--description", "the goal is the user's to set", cwd=repo,
+    )  # fmt: skip
+    assert add.returncode == 0, add.stderr
+    done = hook("pre-tool-use", repo, payload("pre-tool-use-plugin-mcp", repo))
+    decision = json.loads(done.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert "mcp__plugin_voyager-brain_voyager-brain__save" in decision["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "starts"),
+    [
+        ("post-tool-use-plugin-mcp", '{"changes":[{"op":"change","path":"activeState.'),
+        ("post-tool-use-plugin-mcp-blocks", "# Memory for project (voyager-brain)"),
+    ],
+)
+def test_the_plugins_mcp_results_as_claude_code_sent_them_are_kept_as_text(
+    repo: Path, isolated_env: Path, fixture: str, starts: str
+) -> None:
+    """Claude Code 2.1.197 sends an MCP tool's result as the JSON text of its structured
+    content (`save`) or as its list of content blocks (`context`): recorded payloads."""
+    run_cli("init", cwd=repo)
+    assert hook("post-tool-use", repo, payload(fixture, repo)).returncode == 0
+    db = sqlite3.connect(isolated_env / "history.db")
+    [(tool, output)] = db.execute("SELECT tool, output FROM tool_calls").fetchall()
+    assert tool.startswith("mcp__plugin_voyager-brain_voyager-brain__")
+    assert output.startswith(starts)
