@@ -8,6 +8,7 @@ installs it and sets ``VOYAGER_E2E=required``, which turns the skip into a failu
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from anthropic_mock import MockAnthropic, text, tool
 from claude_run import run_claude, tool_results
 from conftest import run_cli
 from e2e import agent_cli, history, prepared
+
+from voyager_brain.memory.tool import brain_tool
 
 
 @pytest.fixture
@@ -142,3 +145,22 @@ def test_compact_runs_precompact_which_compacts_the_brain(
         run_claude(claude, project, mock.url, "/compact")
     brain = (project / ".voyager" / "brain.md").read_text()
     assert brain.count("## Loop Status") == 1  # the older ones compacted away
+
+
+def test_a_context_larger_than_claude_code_keeps_reaches_it_whole(
+    claude: str, project: Path, isolated_env: Path
+) -> None:
+    """Past 10,000 characters Claude Code 2.1.197 sends the model a 2 KB preview and a
+    file's path instead of the context: the hook builds it smaller, so it arrives whole."""
+    (project / ".voyager" / "config.toml").write_text("prompt_budget = 20000\n")
+    words = ["alpha", "beta", "gamma", "delta", "zeta", "theta", "kappa", "sigma", "omega"]
+    pick = random.Random(3)
+    for i in range(80):
+        said = f"Learning {i}: " + " ".join(pick.choice(words) for _ in range(30))
+        brain_tool("add", cwd=str(project), type="learning", text=said)
+    assert len(run_cli("context", cwd=project).stdout) > 12_000
+    with MockAnthropic([text("ok")]) as mock:
+        run_claude(claude, project, mock.url, "hi")
+        first = json.dumps(mock.main_requests()[0])
+    assert "persisted-output" not in first
+    assert "## Learnings" in first and "Left out for room" in first

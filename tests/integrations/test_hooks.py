@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -304,3 +305,50 @@ def test_the_plugins_mcp_results_as_claude_code_sent_them_are_kept_as_text(
     [(tool, output)] = db.execute("SELECT tool, output FROM tool_calls").fetchall()
     assert tool.startswith("mcp__plugin_voyager-brain_voyager-brain__")
     assert output.startswith(starts)
+
+
+def _many_learnings(repo: Path, count: int) -> None:
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "theta",
+        "kappa",
+        "lambda",
+        "sigma",
+        "omega",
+    ]
+    pick = random.Random(3)
+    for i in range(count):
+        text = f"Learning {i}: " + " ".join(pick.choice(words) for _ in range(30))
+        brain_tool("add", cwd=str(repo), type="learning", text=text)
+
+
+def test_the_context_fits_what_claude_code_keeps_whatever_the_budget(repo: Path) -> None:
+    """Claude Code 2.1.197 replaces a context over 10,000 characters with a preview and a
+    file's path (tests/e2e measured it): the hook keeps under that, built or cached."""
+    run_cli("init", cwd=repo)
+    (repo / ".voyager" / "config.toml").write_text("prompt_budget = 20000\n")
+    _many_learnings(repo, 80)
+    assert len(run_cli("context", cwd=repo).stdout) > 12_000  # what the budget alone gives
+    for _ in range(2):  # built, then with the too-long document in the cache
+        done = hook("session-start", repo, payload("session-start", repo))
+        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert 8_000 < len(context) <= 10_000
+        assert "Learning" in context and "Left out for room" in context
+
+
+def test_a_context_whose_must_know_lines_go_past_the_limit_is_cut_and_says_so(
+    repo: Path,
+) -> None:
+    from voyager_brain.integrations.hookio import HookCall
+    from voyager_brain.integrations.lifecycle import session_start
+
+    run_cli("init", cwd=repo)
+    _many_learnings(repo, 5)
+    text = session_start(HookCall(cwd=str(repo)), 100)
+    assert len(text) <= 100 and text.endswith("(cut to the 100 characters this agent keeps)\n")
+    assert len(session_start(HookCall(cwd=str(repo)))) > 1_000  # no limit, no cut

@@ -112,12 +112,12 @@ def _perform(action: str, call: HookCall, agent: str, label: str, err: TextIO) -
         # Most starts follow one where nothing changed: served from the cache, with
         # nothing of the lifecycle imported.
         text = cached_context(call.cwd)
-        if text is not None:
+        if text is not None and len(text) <= CONTEXT_CHARS.get(agent, len(text)):
             return text
     from . import lifecycle
 
     if action == "session_start":
-        return lifecycle.session_start(call)
+        return lifecycle.session_start(call, CONTEXT_CHARS.get(agent))
     if action == "turn_end":
         return lifecycle.turn_end(call, SOURCES.get(agent, agent))
     if action == "compact":
@@ -125,6 +125,13 @@ def _perform(action: str, call: HookCall, agent: str, label: str, err: TextIO) -
     assert action == "session_end", action
     return lifecycle.session_end(call)
 
+
+#: The longest session-start context each agent keeps whole, in characters: the budget
+#: (tokens of about four characters) cannot promise it, for the must-know lines may go
+#: past it. Claude Code 2.1.197 replaces a longer ``additionalContext`` with a 2 KB
+#: preview and the path of a file holding the rest (measured: 10,000 characters kept,
+#: 10,001 not; characters, not bytes).
+CONTEXT_CHARS = {"claude": 10_000}
 
 #: The name a brain.md entry gives as its source, per agent.
 SOURCES = {"claude": "claude-code"}

@@ -111,9 +111,10 @@ def _daily_decay(bm: Any) -> None:
             print(f"voyager-brain: decay skipped: {where}{exc.strerror or exc}", file=sys.stderr)
 
 
-def session_start(call: HookCall) -> str:
+def session_start(call: HookCall, limit: int | None = None) -> str:
     """The context to inject, built and cached for the next start (`hooks` serves a
-    start from the cache when nothing changed)."""
+    start from the cache when nothing changed), in at most `limit` characters: what the
+    agent keeps whole."""
     from ..context import cache as context_cache
     from ..memory import cache as fold_cache
 
@@ -124,7 +125,18 @@ def session_start(call: HookCall) -> str:
     before = context_cache.fingerprint(bm.root, None)
     doc = bm.context_document(explain=False)
     context_cache.store(bm.root, None, before, doc.text, doc.valid_until, doc.paths_checked)
-    return str(doc.text)
+    text = str(doc.text)
+    # A smaller budget until the document fits: the text's own cost, scaled down (the
+    # budget counts four characters a token; must-know lines may go past it).
+    for _ in range(3):
+        if limit is None or len(text) <= limit:
+            return text
+        budget = max(50, len(text) // 4 * limit * 9 // (len(text) * 10))
+        text = str(bm.context_document(budget, explain=False).text)
+    if limit is not None and len(text) > limit:  # must-know lines alone go past it
+        note = f"\n(cut to the {limit:,} characters this agent keeps)\n"
+        text = text[: text.rfind("\n", 0, limit - len(note)) + 1].rstrip("\n") + note
+    return text
 
 
 def turn_end(call: HookCall, source: str) -> None:
