@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git, run_cli
+from conftest import ROOT, git, run_cli
 
 from voyager_brain import BrainEntry, BrainManager
 from voyager_brain.memory.tool import brain_tool
@@ -307,23 +307,15 @@ def test_the_plugins_mcp_results_as_claude_code_sent_them_are_kept_as_text(
     assert output.startswith(starts)
 
 
-def _many_learnings(repo: Path, count: int) -> None:
-    words = [
-        "alpha",
-        "beta",
-        "gamma",
-        "delta",
-        "epsilon",
-        "zeta",
-        "theta",
-        "kappa",
-        "lambda",
-        "sigma",
-        "omega",
-    ]
+#: Words of one byte a character in UTF-8, and of two.
+LATIN = "alpha beta gamma delta zeta theta kappa lambda sigma omega"
+GREEK = "άλφα βήτα γάμμα δέλτα ζήτα θήτα κάππα λάμδα σίγμα ωμέγα"
+
+
+def _many_learnings(repo: Path, count: int, words: str = LATIN) -> None:
     pick = random.Random(3)
     for i in range(count):
-        text = f"Learning {i}: " + " ".join(pick.choice(words) for _ in range(30))
+        text = f"Learning {i}: " + " ".join(pick.choice(words.split()) for _ in range(30))
         brain_tool("add", cwd=str(repo), type="learning", text=text)
 
 
@@ -341,14 +333,31 @@ def test_the_context_fits_what_claude_code_keeps_whatever_the_budget(repo: Path)
         assert "Learning" in context and "Left out for room" in context
 
 
+def test_the_context_fits_the_bytes_codex_keeps(repo: Path) -> None:
+    """Codex 0.171 cuts the middle out of a context over 10,000 bytes of UTF-8 (measured
+    in tests/e2e): text of two bytes a letter fits in bytes, not characters."""
+    run_cli("init", cwd=repo)
+    (repo / ".voyager" / "config.toml").write_text("prompt_budget = 20000\n")
+    _many_learnings(repo, 80, GREEK)
+    fixture = ROOT / "tests" / "fixtures" / "codex" / "session-start.json"
+    data = json.dumps(json.loads(fixture.read_text()) | {"cwd": str(repo)})
+    done = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "codex", "session-start"],
+        input=data, cwd=repo, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert 8_000 < len(context.encode()) <= 10_000 and "Learning" in context
+
+
 def test_a_context_whose_must_know_lines_go_past_the_limit_is_cut_and_says_so(
     repo: Path,
 ) -> None:
-    from voyager_brain.integrations.hookio import HookCall
+    from voyager_brain.integrations.hookio import HookCall, Limit
     from voyager_brain.integrations.lifecycle import session_start
 
     run_cli("init", cwd=repo)
     _many_learnings(repo, 5)
-    text = session_start(HookCall(cwd=str(repo)), 100)
-    assert len(text) <= 100 and text.endswith("(cut to the 100 characters this agent keeps)\n")
+    text = session_start(HookCall(cwd=str(repo)), Limit(100, "bytes"))
+    assert len(text.encode()) <= 100
+    assert text.endswith("(cut to the 100 bytes this agent keeps)\n")
     assert len(session_start(HookCall(cwd=str(repo)))) > 1_000  # no limit, no cut

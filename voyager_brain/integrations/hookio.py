@@ -17,6 +17,19 @@ class HookInputError(BrainError):
     """The hook's stdin is not the JSON object the agent sends."""
 
 
+class Limit(Record):
+    """How much of a text an agent keeps whole: `size` characters, or bytes of UTF-8."""
+
+    size: int
+    unit: str  # "characters" or "bytes"
+
+    def measure(self, text: str) -> int:
+        return len(text.encode()) if self.unit == "bytes" else len(text)
+
+    def holds(self, text: str) -> bool:
+        return self.measure(text) <= self.size
+
+
 class HookCall(Record):
     """One hook call, as the lifecycle and the guard see it, whatever the agent.
 

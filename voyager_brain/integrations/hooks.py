@@ -24,6 +24,7 @@ from __future__ import annotations
 import sys
 
 from ..value import Record
+from .hookio import Limit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -112,12 +113,13 @@ def _perform(action: str, call: HookCall, agent: str, label: str, err: TextIO) -
         # Most starts follow one where nothing changed: served from the cache, with
         # nothing of the lifecycle imported.
         text = cached_context(call.cwd)
-        if text is not None and len(text) <= CONTEXT_CHARS.get(agent, len(text)):
+        limit = CONTEXT_LIMITS.get(agent)
+        if text is not None and (limit is None or limit.holds(text)):
             return text
     from . import lifecycle
 
     if action == "session_start":
-        return lifecycle.session_start(call, CONTEXT_CHARS.get(agent))
+        return lifecycle.session_start(call, CONTEXT_LIMITS.get(agent))
     if action == "turn_end":
         return lifecycle.turn_end(call, SOURCES.get(agent, agent))
     if action == "compact":
@@ -126,12 +128,13 @@ def _perform(action: str, call: HookCall, agent: str, label: str, err: TextIO) -
     return lifecycle.session_end(call)
 
 
-#: The longest session-start context each agent keeps whole, in characters: the budget
-#: (tokens of about four characters) cannot promise it, for the must-know lines may go
-#: past it. Claude Code 2.1.197 replaces a longer ``additionalContext`` with a 2 KB
-#: preview and the path of a file holding the rest (measured: 10,000 characters kept,
-#: 10,001 not; characters, not bytes).
-CONTEXT_CHARS = {"claude": 10_000}
+#: The longest session-start context each agent keeps whole: the budget (tokens of about
+#: four characters) cannot promise it, for the must-know lines may go past it. Measured
+#: with the real CLIs (tests/e2e): Claude Code 2.1.197 keeps 10,000 characters and
+#: replaces a longer ``additionalContext`` with a 2 KB preview and the path of a file
+#: holding the rest; Codex 0.171 keeps 10,000 bytes of UTF-8 and cuts out the middle of
+#: a longer one ("…N tokens truncated…").
+CONTEXT_LIMITS = {"claude": Limit(10_000, "characters"), "codex": Limit(10_000, "bytes")}
 
 #: The name a brain.md entry gives as its source, per agent.
 SOURCES = {"claude": "claude-code"}

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from .hookio import HookCall
+    from .hookio import HookCall, Limit
 
 
 def _manager(cwd: str, auto_compact: bool = False) -> Any:
@@ -111,10 +111,10 @@ def _daily_decay(bm: Any) -> None:
             print(f"voyager-brain: decay skipped: {where}{exc.strerror or exc}", file=sys.stderr)
 
 
-def session_start(call: HookCall, limit: int | None = None) -> str:
+def session_start(call: HookCall, limit: Limit | None = None) -> str:
     """The context to inject, built and cached for the next start (`hooks` serves a
-    start from the cache when nothing changed), in at most `limit` characters: what the
-    agent keeps whole."""
+    start from the cache when nothing changed), within `limit`: what the agent keeps
+    whole."""
     from ..context import cache as context_cache
     from ..memory import cache as fold_cache
 
@@ -126,16 +126,19 @@ def session_start(call: HookCall, limit: int | None = None) -> str:
     doc = bm.context_document(explain=False)
     context_cache.store(bm.root, None, before, doc.text, doc.valid_until, doc.paths_checked)
     text = str(doc.text)
-    # A smaller budget until the document fits: the text's own cost, scaled down (the
-    # budget counts four characters a token; must-know lines may go past it).
+    # A smaller budget until the document fits: its own cost, scaled down (the budget
+    # counts four characters a token; must-know lines may go past it).
     for _ in range(3):
-        if limit is None or len(text) <= limit:
+        if limit is None or limit.holds(text):
             return text
-        budget = max(50, len(text) // 4 * limit * 9 // (len(text) * 10))
+        size = limit.measure(text)
+        budget = max(50, len(text) // 4 * limit.size * 9 // (size * 10))
         text = str(bm.context_document(budget, explain=False).text)
-    if limit is not None and len(text) > limit:  # must-know lines alone go past it
-        note = f"\n(cut to the {limit:,} characters this agent keeps)\n"
-        text = text[: text.rfind("\n", 0, limit - len(note)) + 1].rstrip("\n") + note
+    if limit is not None and not limit.holds(text):  # must-know lines alone go past it
+        note = f"\n(cut to the {limit.size:,} {limit.unit} this agent keeps)\n"
+        while text and not limit.holds(text + note):
+            text = text[: text.rfind("\n", 0, len(text) - 1) + 1]
+        text = text.rstrip("\n") + note
     return text
 
 
