@@ -141,5 +141,8 @@ def _failed(response: Any) -> bool:
     if not isinstance(response, dict):
         return False
     return bool(
-        response.get("is_error") or response.get("interrupted") or response.get("success") is False
+        response.get("is_error")
+        or response.get("isError")  # an MCP tool's result, as Codex sends it
+        or response.get("interrupted")
+        or response.get("success") is False
     )

@@ -275,6 +275,13 @@ CODEX_TABLE = (
 _OLD_CODEX_TABLE = f'[mcp_servers.{SERVER}]\ncommand = "voyager-brain"\nargs = ["mcp"]\n'
 
 
+def _tables(name: str, table: dict[str, Any]) -> list[str]:
+    """The names of `table` and the tables in it that hold values of their own."""
+    inner = [(f"{name}.{key}", value) for key, value in table.items() if isinstance(value, dict)]
+    own = [name] if len(inner) < len(table) else []
+    return own + [found for key, value in inner for found in _tables(key, value)]
+
+
 def _install_codex_mcp(path: Path, uninstall: bool) -> bool:
     """config.toml is the user's: our table is appended as a block of text and removed
     the same way; a table of that name written by hand is left alone, with an error."""
@@ -296,6 +303,19 @@ def _install_codex_mcp(path: Path, uninstall: bool) -> bool:
                     path, f"[mcp_servers.{SERVER}] was changed by hand; remove it by hand"
                 )
             text = text.replace("\n" + ours, "").replace(ours, "")
+            try:
+                left = (tomllib.loads(text).get("mcp_servers") or {}).get(SERVER)
+            except tomllib.TOMLDecodeError:  # keys of the user's own after ours, in our table
+                raise CorruptFileError(
+                    path, f"[mcp_servers.{SERVER}] was changed by hand; remove it by hand"
+                ) from None
+            if isinstance(left, dict):
+                # A tool's approval ([mcp_servers.voyager-brain.tools.save]) without our
+                # table: Codex refuses the whole file ("invalid transport").
+                tables = ", ".join(f"[{name}]" for name in _tables(f"mcp_servers.{SERVER}", left))
+                raise CorruptFileError(
+                    path, f"{tables} would be left without the server's table; remove it first"
+                )
             if text.strip():
                 storage.atomic_write(path, text.encode())
                 return True

@@ -276,10 +276,16 @@ def close_session(call: HookCall, status: str = "completed") -> None:
     )
 
 
+#: The keys of an MCP tool's whole result (CallToolResult), as Codex CLI 0.171 sends it.
+MCP_RESULT_KEYS = frozenset({"content", "structuredContent", "isError", "_meta"})
+
+
 def response_text(response: Any) -> str | None:
     """A tool's response as text: a shell's stdout and stderr, a string as it is, an MCP
     tool's content blocks (a list of ``{"type": "text", "text": ...}``, as Claude Code
-    2.1.197 sends them) as their texts, anything else as JSON."""
+    2.1.197 sends them) as their texts, and so its whole result (``content``,
+    ``structuredContent``, ``isError``, as Codex 0.171 sends it: the structured content
+    when there are no blocks), anything else as JSON."""
     from .. import cjson
 
     if response is None:
@@ -289,6 +295,14 @@ def response_text(response: Any) -> str | None:
     if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
         parts = [str(response.get(k) or "") for k in ("stdout", "stderr")]
         return "\n".join(p for p in parts if p)
+    if (
+        isinstance(response, dict)
+        and isinstance(response.get("content"), list)
+        and response.keys() <= MCP_RESULT_KEYS
+    ):
+        if not response["content"] and "structuredContent" in response:
+            return cjson.dumps(response["structuredContent"], ensure_ascii=False)
+        return response_text(response["content"])
     if (
         isinstance(response, list)
         and response
