@@ -210,7 +210,8 @@ def test_a_rule_on_the_servers_save_blocks_codexs_call_and_another_save_goes_thr
         "Tool call blocked by PreToolUse hook: voyager-brain guard blocked this"
         f" {NAMESPACE}__save call.\n- Rule 2 (block): ship from CI only\n  Solution: ask the user\n"
     )
-    assert blocked.endswith(f". Tool: {NAMESPACE}__save")
+    # Codex puts ". Tool: NAME" after the reason, which therefore ends without a period.
+    assert blocked.endswith(f"or ask the user. Tool: {NAMESPACE}__save")
     assert '"new":"Write the docs"' in answer(last, "save", "Write the docs")
     brain = json.loads((project / ".voyager" / "brain.json").read_text())
     assert brain["nextSteps"] == ["Write the docs"]

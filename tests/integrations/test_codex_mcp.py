@@ -49,6 +49,8 @@ def test_a_rule_written_with_the_servers_name_blocks_codexs_call(repo: Path) -> 
         "voyager-brain guard blocked this mcp__voyager_brain__save call.\n- Rule 1 (block): not now"
     )
     assert "Rule 2" not in reason
+    # Codex adds ". Tool: NAME" to an MCP call's reason: no period of ours before it.
+    assert reason.endswith("ask the user") and not reason.endswith(".")
 
 
 def test_an_mcp_tools_answer_is_kept_as_its_text(repo: Path, isolated_env: Path) -> None:

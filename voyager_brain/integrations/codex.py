@@ -80,6 +80,10 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
 
 
 def render(event: str, result: Any) -> str | None:
+    if event == "pre-tool-use" and result.action == "block" and result.tool.startswith("mcp__"):
+        # Codex 0.171 tells the model "Tool call blocked by PreToolUse hook: REASON.
+        # Tool: NAME": the reason without a period of its own reads as one sentence.
+        result = result._replace(reason=result.reason.rstrip("."))
     return claude.render(event, result)
 
 

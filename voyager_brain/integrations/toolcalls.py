@@ -40,6 +40,8 @@ class Verdict(Record):
 
     action: str = ""
     reason: str = ""
+    #: The tool the call is to (an agent may word the reason around its name).
+    tool: str = ""
 
 
 def _where(cwd: str) -> tuple[str, Config]:
@@ -114,23 +116,24 @@ def check(call: HookCall, err: TextIO, hook: str = "claude pre-tool-use") -> Ver
         if denial is not None:
             # Decided before the history failed: a broken history.db must not let a
             # planner write code, whatever guard_fail says.
-            return Verdict("block", denial)
+            return Verdict("block", denial, tool)
         if fail_closed:
             return Verdict(
                 "block",
                 f"voyager-brain guard could not check this call ({one_line(exc)}), and "
                 'config.toml says guard_fail = "closed"',
+                tool,
             )
         return Verdict()
     _record(call, decision, project, config, denial, err, hook)
     if denial is not None:
-        return Verdict("block", denial)
+        return Verdict("block", denial, tool)
     for problem in decision.problems:
         err.write(f"voyager-brain guard: {problem}\n")
     if decision.action in ("block", "warn"):
         from ..guard.check import reason_text
 
-        return Verdict(decision.action, reason_text(decision, tool))
+        return Verdict(decision.action, reason_text(decision, tool), tool)
     return Verdict()
 
 
