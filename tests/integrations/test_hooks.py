@@ -89,6 +89,30 @@ def test_pre_compact_compacts(repo: Path, instructions: str | None) -> None:
     assert len([e for e in entries(repo) if e.type == "loop_status"]) == 1
 
 
+def test_geminis_pre_compress_compacts_only_a_brain_over_its_budget(repo: Path) -> None:
+    """Gemini CLI 0.61 fires PreCompress before every request to the model (recorded in
+    tests/e2e): a brain under its budget is left as it is, one over it compacted."""
+    run_cli("init", cwd=repo)
+    for _ in range(3):
+        hook("stop", repo)
+    before = (repo / ".voyager" / "brain.md").read_bytes()
+    fixture = ROOT / "tests" / "fixtures" / "gemini" / "pre-compress.json"
+    data = json.dumps(json.loads(fixture.read_text()) | {"cwd": str(repo)})
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "voyager_brain", "hook", "gemini", "pre-compress"],
+            input=data, cwd=repo, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert done.stdout == "" and done.stderr == ""
+        assert (repo / ".voyager" / "brain.md").read_bytes() == before
+    (repo / ".voyager" / "config.toml").write_text("compact_budget_tokens = 60\n")
+    subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "gemini", "pre-compress"],
+        input=data, cwd=repo, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert len([e for e in entries(repo) if e.type == "loop_status"]) == 1
+
+
 def test_session_end_in_print_mode_counts_the_session(repo: Path) -> None:
     # `claude -p` ends its sessions with the reason "other" (recorded by tests/e2e).
     run_cli("init", cwd=repo)

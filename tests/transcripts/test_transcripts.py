@@ -66,3 +66,13 @@ def test_a_brace_alone_that_is_no_known_document_is_read_as_lines() -> None:
     data = b"{\n" + _claude_line("user", "u").encode() + b"\n"
     lines = [line for _, batch in transcripts.batches(io.BytesIO(data), 1 << 20) for line in batch]
     assert lines == [b"{\n", _claude_line("user", "u").encode() + b"\n"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["user:\n\ud800 we use tox\n", '{"messages": ["\ud800"]}', "\ud800\n", '{"a": 1}\n\udcff'],
+)
+def test_a_lone_surrogate_in_any_format_reads_without_error(text: str) -> None:
+    """`memory extract` reads a file's bytes as text with surrogate escapes."""
+    # Found by the any-input property test: encoding the text raised.
+    assert isinstance(read_conversation(text), list)

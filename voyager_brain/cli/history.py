@@ -1,5 +1,5 @@
-"""`history ...`: the SQLite history of agent sessions (seed 003): importing Claude Code
-transcripts, and reading sessions, their messages and tool calls, and the rules that
+"""`history ...`: the SQLite history of agent sessions (seed 003): importing agents'
+session transcripts, and reading sessions, their messages and tool calls, and the rules that
 fired."""
 
 from __future__ import annotations
@@ -54,11 +54,12 @@ def _db() -> sqlite3.Connection:
 
 def _files(paths: tuple[Path, ...]) -> list[Path | BrainError]:
     """The transcripts to import, in order: a folder gives its .jsonl files (and its
-    subagents'), sorted; a folder without any is an error in its place."""
+    subagents') and Gemini CLI's older session-*.json recordings, sorted; a folder
+    without any is an error in its place."""
     found: list[Path | BrainError] = []
     for path in paths:
         if path.is_dir():
-            inside = sorted(path.rglob("*.jsonl"))
+            inside = sorted({*path.rglob("*.jsonl"), *path.rglob("session-*.json")})
             found.extend(inside or [HistoryError(f"{path}: no .jsonl transcripts in this folder")])
         else:
             found.append(path)
@@ -103,10 +104,14 @@ def _report_line(path: Path, report: ImportReport) -> str:
 @json_option
 @click.pass_context
 def import_command(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool) -> None:
-    """Import Claude Code transcripts into the history.
+    """Import agents' session transcripts into the history.
 
-    TRANSCRIPT is a session's JSON-lines file (~/.claude/projects/<folder>/<session
-    id>.jsonl) or a folder of them. Each prompt and assistant turn becomes a message,
+    TRANSCRIPT is a session's file, or a folder of them: Claude Code's
+    (~/.claude/projects/<folder>/<id>.jsonl), Codex's rollouts
+    (~/.codex/sessions/.../rollout-*.jsonl), Gemini CLI's chat recordings
+    (~/.gemini/tmp/<project>/chats/session-*.jsonl or .json), Copilot CLI's
+    (~/.copilot/session-state/<id>/events.jsonl), Cursor's agent transcripts
+    (.jsonl, or .txt named one by one). Each prompt and assistant turn becomes a message,
     each tool call a row with its result; the session is filed under the repository
     its entries ran in. Importing again adds only what is new, and rows the hooks
     already wrote are completed rather than written twice. Tool outputs are redacted

@@ -351,16 +351,27 @@ def apply(db: sqlite3.Connection, op: Op) -> int | None:
 
 def _find_call(db: sqlite3.Connection, session: int, op: Op) -> int | None:
     """The row of the operation's call: by the agent's tool-use id, else (a call the
-    agent gives no id) the row this very operation wrote, by its time, tool and input."""
+    agent gives no id: Gemini CLI's, Copilot's) by its tool and input in the session: a
+    check's own row by its time; a result's, the latest such call before it that has no
+    result yet, or has this one (applied before)."""
     if op.get("tool_use_id"):
         return record.find_tool_call(db, op["tool_use_id"])
-    row = db.execute(
+    same = (
         "SELECT t.id FROM tool_calls t JOIN messages m ON m.id = t.message_id"
-        " WHERE t.timestamp = ? AND t.external_id IS NULL AND m.session_id = ?"
-        " AND t.tool = ? AND t.input IS ?",
-        (op["at"], session, op["tool"], op["input"]),
-    ).fetchone()
-    return int(row[0]) if row is not None else None
+        " WHERE t.external_id IS NULL AND m.session_id = ? AND t.tool = ? AND t.input IS ?"
+    )
+    if op["op"] == "check":
+        row = db.execute(
+            same + " AND t.timestamp = ?", (session, op["tool"], op["input"], op["at"])
+        )
+    else:
+        row = db.execute(
+            same + " AND t.timestamp <= ? AND (t.output IS NULL OR t.output IS ?)"
+            " ORDER BY t.timestamp DESC, t.id DESC LIMIT 1",
+            (session, op["tool"], op["input"], op["at"], op["output"]),
+        )
+    found = row.fetchone()
+    return int(found[0]) if found is not None else None
 
 
 def _add_trigger(db: sqlite3.Connection, call: int, trigger: dict[str, Any], op: Op) -> None:

@@ -31,6 +31,10 @@ nothing. Rows the hooks wrote are adopted rather than written twice:
 - a tool call found under another entry's message (the hook hung it under the latest
   message, which the transcript splits into one entry per content block) is moved under
   its own entry's message, so the rows end up as an import alone would write them;
+- a tool call the hook recorded without the transcript's id (Gemini CLI and Copilot
+  give their hooks no id, Cursor's transcripts have none) is found by its tool and
+  input: the session's oldest under a placeholder (`hook_call`); it is moved under the
+  entry's message, and takes the entry's id when it had none;
 - a prompt adopts the session's oldest ``user`` message without an ``external_id`` and
   with the same stored (redacted) content.
 
@@ -148,7 +152,7 @@ def import_transcript(
         with handle:
             total = os.fstat(handle.fileno()).st_size
             done = 0
-            for read, batch in transcripts.batches(handle, batch_bytes):
+            for read, batch in transcripts.batches(handle, batch_bytes, state.default_session):
                 lines = state.prepare(batch)  # outside the transaction: slow
                 with transaction(db):
                     state.write(lines)
@@ -489,6 +493,7 @@ class _Import:
         for use in uses:
             use_id = str(use.get("id") or "") or None
             found = existing.get(use_id) if use_id else None
+            found = found or self.hook_call(session, use, use_id)
             if found is None:
                 # Not recorded: `recorded_calls` just looked, in this transaction.
                 call = record.insert_tool_call(
@@ -509,6 +514,33 @@ class _Import:
                 self.db.execute(
                     "UPDATE tool_calls SET message_id = ? WHERE id = ?", (message, call)
                 )
+                # The hooks' placeholder, left with nothing in it.
+                self.db.execute(
+                    "DELETE FROM messages WHERE id = ? AND external_id IS NULL AND content IS"
+                    " NULL AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE message_id = ?)",
+                    (under, under),
+                )
+
+    def hook_call(
+        self, session: int, use: dict[str, Any], use_id: str | None
+    ) -> tuple[int, int, str | None] | None:
+        """The session's oldest call of this tool and input that the hooks recorded and
+        no entry has taken (it is under the hooks' placeholder message): one without an
+        id (Gemini CLI and Copilot give their hooks none; it takes the entry's), or any,
+        for an entry without an id (Cursor's transcripts have none)."""
+        row = self.db.execute(
+            "SELECT tc.id, tc.message_id, m.external_id FROM tool_calls tc"
+            " JOIN messages m ON m.id = tc.message_id"
+            " WHERE m.session_id = ? AND m.external_id IS NULL AND tc.tool = ?"
+            " AND tc.input IS ? AND (tc.external_id IS NULL OR ? IS NULL)"
+            " ORDER BY tc.timestamp, tc.id LIMIT 1",
+            (session, use["name"], record.clean_json(use.get("input")), use_id),
+        ).fetchone()
+        if row is None:
+            return None
+        if use_id:
+            self.db.execute("UPDATE tool_calls SET external_id = ? WHERE id = ?", (use_id, row[0]))
+        return int(row[0]), int(row[1]), row[2]
 
     def recorded_calls(self, ids: list[str]) -> dict[str | None, tuple[int, int, str | None]]:
         """The tool calls already recorded under these tool-use ids: id -> (row id, its

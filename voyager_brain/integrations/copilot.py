@@ -6,7 +6,11 @@ Copilot reads every ``.github/hooks/*.json`` of the repository (and
 ``{"type": "command", "bash": ..., "powershell": ...}``. voyager-brain's are in a file
 of their own, ``.github/hooks/voyager-brain.json``. Payloads are camelCase:
 ``sessionId``, ``timestamp``, ``cwd``, and per event ``prompt``, ``toolName``,
-``toolArgs`` (a JSON string), ``toolResult``, ``error``, ``transcriptPath``.
+``toolArgs`` (an object; a JSON string in older releases), ``toolResult``, ``error``,
+``transcriptPath`` (the session's ``events.jsonl``, `voyager_brain.transcripts.copilot`).
+No payload names the tool call (no id): the check and the result of one call are two
+rows of the history. A shell command that exits non-zero is a ``postToolUse`` with
+``resultType`` ``success``; its output's last line gives the code (`shell_failed`).
 
 =====================  ==============  ==========================================
 hook event             action          what Copilot reads back
@@ -103,14 +107,33 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
         result = payload.get("toolResult")
         result = result if isinstance(result, dict) else {}
         output = result.get("textResultForLlm")
+        output = output if isinstance(output, str) else None
+        succeeded = result.get("resultType", "success") == "success"
         return call._replace(
-            output=output if isinstance(output, str) else None,
-            success=result.get("resultType", "success") == "success",
+            output=output,
+            success=succeeded and not (call.tool == "Bash" and shell_failed(output)),
         )
     if action == "prompt":
         text(payload, "sessionId", required=True)
         return call._replace(prompt=string(payload, "prompt"))
     return call
+
+
+def shell_failed(output: str | None) -> bool:
+    """Whether a shell command's output says it exited non-zero. Copilot calls such a
+    call a success (``resultType`` ``success``) and gives the code only in the output's
+    last line, ``<shellId: 1 completed with exit code 2>``, which notes about its sandbox
+    may follow (Copilot CLI 1.0.102 reads it with the same pattern)."""
+    import re
+
+    lines = [line.strip() for line in (output or "").splitlines() if line.strip()]
+    for line in reversed(lines[-4:]):
+        found = re.fullmatch(
+            r"<(?:detached command with )?shellId: .+ completed with exit code (-?\d+)>", line
+        )
+        if found:
+            return int(found.group(1)) != 0
+    return False
 
 
 def render(event: str, result: Any) -> str | None:

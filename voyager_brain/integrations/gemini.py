@@ -19,6 +19,10 @@ PreCompress    compact         nothing
 SessionEnd     session_end     nothing
 =============  ==============  ==================================================
 
+``gemini -p`` puts the SessionStart context before the user's prompt, in
+``<hook_context>`` tags: the BeforeAgent ``prompt`` is recorded without it (`user_prompt`).
+Gemini CLI fires PreCompress before every model request, compressing or not (0.61).
+
 Tools in the guard's terms: ``run_shell_command`` is ``Bash``, ``write_file`` is
 ``Write``, ``replace`` is ``Edit``, ``read_file`` is ``Read`` (the field names are
 already Claude Code's, but for the shell's ``dir_path``); others keep their names.
@@ -64,7 +68,9 @@ EVENTS = {
     "before-tool": Hook("BeforeTool", "tool_check"),
     "after-tool": Hook("AfterTool", "tool_result"),
     "after-agent": Hook("AfterAgent", "turn_end"),
-    "pre-compress": Hook("PreCompress", "compact"),
+    # Gemini CLI 0.61 fires PreCompress before every request to the model, compressing
+    # or not: brain.md is compacted when due, not on every request.
+    "pre-compress": Hook("PreCompress", "compact_due"),
     "session-end": Hook("SessionEnd", "session_end"),
 }
 
@@ -95,10 +101,22 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
         output = response_text(response.get("llmContent"))
         return call._replace(output=output, success=not exit_failed(output))
     if action == "prompt":
-        return call._replace(prompt=string(payload, "prompt"))
+        return call._replace(prompt=user_prompt(string(payload, "prompt")))
     if action == "turn_end":
         return call._replace(reply=text(payload, "prompt_response"))
     return call
+
+
+def user_prompt(prompt: str) -> str:
+    """What the user typed: `prompt` without the SessionStart hook's context, which
+    ``gemini -p`` puts before it as ``<hook_context>...</hook_context>`` (Gemini CLI
+    0.61), so that the message recorded, and the session's task, are the user's words,
+    as a history import of the session's recording reads them (`transcripts.gemini`)."""
+    if not prompt.lstrip().startswith("<hook_context>"):
+        return prompt  # the transcripts package stays off the hook's path
+    from ..transcripts.gemini import user_words
+
+    return user_words(prompt)
 
 
 def tell_user(event: str, output: str | None, message: str) -> str | None:

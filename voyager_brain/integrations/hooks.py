@@ -81,6 +81,7 @@ ACTIONS = {
     "tool_result": "record the tool's result",
     "turn_end": "a loop_status entry for the turn",
     "compact": "compact brain.md",
+    "compact_due": "compact brain.md if over its budget; auto-memory at most once a minute",
     "session_end": "persist, count the session, exports, auto-commit",
 }
 
@@ -124,6 +125,8 @@ def _perform(action: str, call: HookCall, agent: str, label: str, err: TextIO) -
         return lifecycle.turn_end(call, SOURCES.get(agent, agent))
     if action == "compact":
         return lifecycle.compact(call)
+    if action == "compact_due":
+        return lifecycle.compact_due(call)
     assert action == "session_end", action
     return lifecycle.session_end(call)
 

@@ -36,6 +36,7 @@ HOOK_TIMEOUTS = {
     "tool_result": 10,
     "turn_end": 30,
     "compact": 60,
+    "compact_due": 60,
     "session_end": 60,
 }
 

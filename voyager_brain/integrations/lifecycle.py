@@ -177,6 +177,19 @@ def compact(call: HookCall) -> None:
         _extract_detached(bm, call.transcript)
 
 
+def compact_due(call: HookCall) -> None:
+    """Before a compaction that may not happen (Gemini CLI's PreCompress comes before
+    every request): brain.md compacted only when over its budget, as any save compacts
+    it, and auto-memory from the transcript at most once a minute, as after a turn."""
+    bm = _manager(call.cwd, auto_compact=True)
+    if not bm.voyager_dir.is_dir():
+        return
+    bm.load()
+    bm.persist()
+    if _session_record(bm.voyager_dir, call.session or "unknown", _extraction_due):
+        _extract_detached(bm, call.transcript)
+
+
 def session_end(call: HookCall) -> None:
     bm = _manager(call.cwd, auto_compact=True)
     if not bm.voyager_dir.is_dir():
