@@ -547,7 +547,7 @@ def test_where_voyager_brain_is_missing_the_tool_call_goes_on(agent: Agent, repo
 
 
 def test_a_shell_that_exits_non_zero_is_recorded_as_failed(repo: Path, isolated_env: Path) -> None:
-    from voyager_brain.integrations.toolcalls import exit_failed
+    from voyager_brain.shellexit import exit_failed
 
     assert exit_failed("Exit code: 1\nWall time: 0.2 seconds\nOutput:\nboom")  # Codex patch
     assert exit_failed("Process exited with code 2\nOutput:\nno such file")  # Codex shell
@@ -555,6 +555,7 @@ def test_a_shell_that_exits_non_zero_is_recorded_as_failed(repo: Path, isolated_
     assert not exit_failed("Exit code: 0\nOutput:\ndone")
     middle = "\n".join(["start", "ok", "a test printed: Exit code: 1", "more", "x", "y", "end"])
     assert not exit_failed(middle)  # the command's own output, not the agent's report
+    assert exit_failed("Exit Code: " + "0" * 5000 + "1") and not exit_failed("Exit Code: 000")
     run_cli("init", cwd=repo)
     gemini = json.loads(fixture("gemini", "after-tool", repo))
     gemini["tool_response"]["llmContent"] = (

@@ -22,13 +22,11 @@ from hypothesis import strategies as st
 
 from voyager_brain import transcripts
 from voyager_brain.integrations import gemini as hooks
-from voyager_brain.integrations.toolcalls import exit_failed
 from voyager_brain.memory.extract import read_conversation
 from voyager_brain.transcripts import translator
 from voyager_brain.transcripts.gemini import (
     TOOLS,
     Recording,
-    _exit_failed,
     entries_of,
     user_words,
 )
@@ -183,18 +181,6 @@ def test_only_a_recordings_metadata_chooses_the_reader() -> None:
 
 def test_the_tools_are_named_as_the_hooks_name_them() -> None:
     assert TOOLS == hooks.TOOLS
-
-
-EXIT_LINES = st.sampled_from(
-    ["Exit Code: 3", "Exit Code: 0", "Exit code: -2", "Process exited with code 1",
-     "Exit Code: 000", "Output: x", "<untrusted_context>", "Exit Code:", ""]
-) | st.text(alphabet="Exit Code:0123456789- \n", max_size=20)  # fmt: skip
-
-
-@given(st.lists(EXIT_LINES, max_size=8))
-def test_property_a_failed_exit_reads_as_the_hooks_read_it(lines: list[str]) -> None:
-    output = "\n".join(lines)
-    assert _exit_failed(output) is exit_failed(output)
 
 
 def test_user_words() -> None:

@@ -67,7 +67,7 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
     if EVENTS[event].action == "tool_result" and call.success:
         # Codex sends a command's output alone; its exit code is in the session's
         # rollout file (and in the text when Codex put it there).
-        from .toolcalls import exit_failed
+        from ..shellexit import exit_failed
 
         failed = exit_failed(call.output) or rollout_failed(call.transcript, call.tool_use_id)
         call = call._replace(success=not failed)

@@ -96,7 +96,8 @@ def read(event: str, payload: dict[str, Any]) -> HookCall:
         if error:
             message = error.get("message") if isinstance(error, dict) else error
             return call._replace(output=str(message), success=False)
-        from .toolcalls import exit_failed, response_text
+        from ..shellexit import exit_failed
+        from .toolcalls import response_text
 
         output = response_text(response.get("llmContent"))
         return call._replace(output=output, success=not exit_failed(output))

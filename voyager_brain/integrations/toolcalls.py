@@ -315,21 +315,6 @@ def response_text(response: Any) -> str | None:
     return cjson.dumps(response, ensure_ascii=False)
 
 
-def exit_failed(output: str | None) -> bool:
-    """Whether a shell's output, as Codex and Gemini CLI report it, says the command
-    exited non-zero ("Exit code: 1", "Process exited with code 1", "[Exit Code: 1]").
-    Only the first two and last three lines are read: the command's own output may
-    mention exit codes."""
-    import re
-
-    if not output:
-        return False
-    lines = output.splitlines()
-    ends = "\n".join(lines[:2] + lines[-3:])
-    found = re.search(r"(?:Exit [Cc]ode:|exited with code)\s*(-?\d+)", ends)
-    return found is not None and int(found.group(1)) != 0
-
-
 def one_line(exc: BaseException) -> str:
     message = str(exc)
     return message.splitlines()[0] if message else type(exc).__name__

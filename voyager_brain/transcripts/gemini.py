@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import json
 
+from ..shellexit import exit_failed
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -173,7 +175,7 @@ def _call(base: dict[str, Any], uuid: str, call: dict[str, Any]) -> list[dict[st
     status = call.get("status")
     if status in _ENDED:
         output = _result_text(call.get("result"))
-        failed = status in _FAILED or _exit_failed(output)
+        failed = status in _FAILED or exit_failed(output)
         result = {"type": "tool_result", "tool_use_id": call["id"], "content": output,
                   "is_error": failed}  # fmt: skip
         stamp = call.get("timestamp") if isinstance(call.get("timestamp"), str) else None
@@ -241,19 +243,6 @@ def _result_text(result: object) -> str:
         elif part:
             texts.append(f"[{next(iter(part))}]")
     return "\n".join(texts)
-
-
-def _exit_failed(output: str) -> bool:
-    """Whether a shell's output says it exited non-zero (``Exit Code: 3``), read as the
-    hooks read it (`integrations.toolcalls.exit_failed`): in its first two and last
-    three lines only (the command's own output may mention exit codes)."""
-    import re
-
-    lines = output.splitlines()
-    ends = "\n".join(lines[:2] + lines[-3:])
-    found = re.search(r"(?:Exit [Cc]ode:|exited with code)\s*-?(\d+)", ends)
-    # Digit by digit: int() of the whole refuses more than 4300 digits.
-    return found is not None and any(int(digit) for digit in found.group(1))
 
 
 def _dumps(value: object) -> str:
