@@ -113,12 +113,17 @@ def test_a_session_leaves_its_record(codex: str, project: Path, isolated_env: Pa
 
 
 def with_mcp(project: Path, *approved: str) -> None:
-    """`install mcp codex` in the project, and the user's approval of the `approved`
-    tools in the same config.toml: `codex exec` asks no one, and refuses an MCP tool
-    that is not read-only without it."""
+    """`install mcp codex` in the project, the server required, and the user's approval
+    of the `approved` tools in the same config.toml: `codex exec` asks no one, and
+    refuses an MCP tool that is not read-only without it."""
     assert run_cli("install", "mcp", "codex", cwd=project).returncode == 0
     config = project / ".codex" / "config.toml"
     assert '[mcp_servers.voyager-brain]\ncommand = "voyager-brain"\n' in config.read_text()
+    # `codex exec` 0.171 sends its first request without waiting for a server that is
+    # still starting (its tools then missing from tool_search, one run in three here);
+    # `required = true` makes it wait, as docs/agents/codex.md tells users.
+    ours = "[mcp_servers.voyager-brain]\n"
+    config.write_text(config.read_text().replace(ours, ours + "required = true\n"))
     with config.open("a") as file:
         for tool in approved:
             file.write(f'\n[mcp_servers.voyager-brain.tools.{tool}]\napproval_mode = "approve"\n')
@@ -168,12 +173,14 @@ def test_the_mcp_tools_are_found_by_tool_search_and_an_answer_reaches_the_model(
     with MockResponses(script) as mock:
         run_codex(codex, project, mock, "which Node does CI use?")
         first, searched, *_, last = mock.requests
-    # Codex defers MCP tools: the first request names their namespace, offers tool_search,
-    # and none of the tools.
+    # Codex defers MCP tools: the first request offers tool_search and none of the tools;
+    # a developer message names their namespace, in the first request or (the server
+    # still starting) as "Added deferred tool namespaces" in a later one.
     offered = {tool.get("name") or tool["type"] for tool in first["tools"]}
     assert "tool_search" in offered and not offered & {"recall", "save", NAMESPACE}
-    [listed] = [text for text in developer_texts(first) if text.startswith("<tools>")]
-    assert f"\n- {NAMESPACE}: Memory for this project, kept in its git repository" in listed
+    listed = [text for text in developer_texts(searched) if text.startswith("<tools>")]
+    named = f"\n- {NAMESPACE}: Memory for this project, kept in its git repository"
+    assert any(named in text for text in listed), listed
     [found] = [item for item in searched["input"] if item.get("type") == "tool_search_output"]
     [namespace] = found["tools"]
     assert (namespace["type"], namespace["name"]) == ("namespace", NAMESPACE)
@@ -185,9 +192,15 @@ def test_the_mcp_tools_are_found_by_tool_search_and_an_answer_reaches_the_model(
     refused = json.dumps(answer(last, "save"))
     assert "MCP tool call requires approval, but approval policy is never" in refused
     assert json.loads((project / ".voyager" / "brain.json").read_text())["nextSteps"] == []
-    row = history(isolated_env).execute("SELECT tool, output, success FROM tool_calls").fetchone()
-    assert (row["tool"], row["success"]) == (f"{NAMESPACE}__recall", 1)
-    assert json.loads(row["output"])["results"][0]["excerpt"] == "CI must use Node 22"
+    recall, save = history(isolated_env).execute(
+        "SELECT tool, output, success FROM tool_calls ORDER BY id"
+    )
+    assert (recall["tool"], recall["success"]) == (f"{NAMESPACE}__recall", 1)
+    assert json.loads(recall["output"])["results"][0]["excerpt"] == "CI must use Node 22"
+    # Codex sends no PostToolUse for the refused call: the turn's end reads its failure
+    # from the rollout.
+    assert (save["tool"], save["success"]) == (f"{NAMESPACE}__save", 0)
+    assert save["output"] == "MCP tool call requires approval, but approval policy is never"
 
 
 def test_a_rule_on_the_servers_save_blocks_codexs_call_and_another_save_goes_through(

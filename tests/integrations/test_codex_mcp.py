@@ -96,3 +96,35 @@ def test_uninstall_leaves_no_half_table_codex_cannot_load(repo: Path) -> None:
     config.write_text(installed)
     assert run_cli("install", "mcp", "codex", "--uninstall", cwd=repo).returncode == 0
     assert not config.exists()
+
+
+def test_failed_mcp_calls_are_read_from_the_rollout_at_the_turns_end(
+    repo: Path, isolated_env: Path, tmp_path: Path
+) -> None:
+    """Codex sends no PostToolUse for an MCP call it refuses (no approval) or whose server
+    answers an error: the Stop hook finds them failed in the rollout (recorded from the
+    real run: rollout-mcp-failed.jsonl) and records Codex's error on their rows."""
+    run_cli("init", cwd=repo)
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_bytes((FIXTURES / "rollout-mcp-failed.jsonl").read_bytes())
+    session = json.loads(rollout.read_text().splitlines()[0])["payload"]["id"]
+    where = {"session_id": session, "transcript_path": str(rollout), "cwd": str(repo)}
+    calls = [("recall", {"query": "Node"}, "call_5fe57a487248"),
+             ("save", {"update": {"nextSteps": ["Ship it"]}}, "call_c6dec61c6143"),
+             ("recall", {"query": 5}, "call_fbeee7eb9829")]  # fmt: skip
+    for name, given, call in calls:
+        data = json.loads((FIXTURES / "pre-tool-use-mcp.json").read_text()) | where
+        data.update(tool_name=f"mcp__voyager_brain__{name}", tool_input=given, tool_use_id=call)
+        hook("pre-tool-use", repo, json.dumps(data))
+        if call == "call_5fe57a487248":  # the one that worked: its PostToolUse
+            answer = {"content": [{"type": "text", "text": "1 match"}], "isError": False}
+            hook("post-tool-use", repo, json.dumps(data | {"tool_response": answer}))
+    stop = json.loads((FIXTURES / "stop.json").read_text()) | where
+    for _ in range(2):  # a second turn's end reads the same lines again: nothing changes
+        hook("stop", repo, json.dumps(stop))
+        recall, save, bad = rows(isolated_env)
+        assert recall == ("mcp__voyager_brain__recall", "1 match", 1)
+        approval = "MCP tool call requires approval, but approval policy is never"
+        assert save == ("mcp__voyager_brain__save", approval, 0)
+        assert bad[1].startswith("tool call error: tool call failed for `voyager-brain/recall`")
+        assert "Stack backtrace" not in bad[1] and bad[2] == 0

@@ -103,8 +103,11 @@ def result_op(
     success: bool,
     duration_ms: int | None,
     limit: int = record.OUTPUT_LIMIT,
+    settle: bool = False,
 ) -> Op:
+    """A tool's result; to `settle` is to give it only to a recorded call without one."""
     return {
+        **({"settle": True} if settle else {}),
         "op": "result",
         "at": record.now(),
         "project": project,
@@ -321,6 +324,12 @@ def apply(db: sqlite3.Connection, op: Op) -> int | None:
     if kind == "check":
         record.reopen_session(db, sid)
     call = _find_call(db, sid, op)
+    if op.get("settle") and (
+        call is None
+        or db.execute("SELECT output FROM tool_calls WHERE id = ?", (call,)).fetchone()[0]
+        is not None
+    ):
+        return call  # not recorded, or its result is known: nothing to settle
     duration = op.get("duration_ms")
     if call is None:
         message = record.current_assistant_message(db, sid, op["at"])

@@ -132,8 +132,48 @@ def rollout_failed(rollout: str | None, call_id: str | None) -> bool:
     `call_id` as failed: its ``item_completed`` event with a non-zero ``exit_code`` or
     the status ``failed`` (Codex 0.171 writes it before PostToolUse runs). False when
     the file or the line is not there."""
-    if not rollout or not call_id:
+    if not call_id:
         return False
+    from .. import cjson
+
+    # The id as a JSON string, whatever spacing the writer puts around its key.
+    marker = cjson.dumps(call_id).encode()
+    for item in _completed(rollout, marker):
+        if item.get("id") == call_id:
+            code = item.get("exit_code")
+            return item.get("status") == "failed" or (isinstance(code, int) and code != 0)
+    return False
+
+
+def settle_calls(call: HookCall) -> None:
+    """At a turn's end: the MCP calls the rollout records as failed get that result in
+    the history. Codex 0.171 sends no PostToolUse for them (a call refused for want of
+    approval, or answered with an error), so their rows would stay without a result,
+    counted as succeeded. A call that has a result (a block, a PostToolUse) keeps it."""
+    from .toolcalls import record_result
+
+    for item in _completed(call.transcript, b"McpToolCall"):
+        error = item.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+        if item.get("type") != "McpToolCall" or item.get("status") != "failed":
+            continue
+        if not isinstance(item.get("id"), str) or not isinstance(message, str):
+            continue
+        failed = call._replace(
+            tool=f"mcp__{item.get('server')}__{item.get('tool')}",
+            tool_input=item.get("arguments"),
+            tool_use_id=item["id"],
+            output=message.split("\n\nStack backtrace:")[0],  # Rust's, of no use to us
+            success=False,
+        )
+        record_result(failed, settle=True)
+
+
+def _completed(rollout: str | None, marker: bytes) -> list[dict[str, Any]]:
+    """The items of the rollout's recent ``item_completed`` events whose line holds
+    `marker`, newest first."""
+    if not rollout:
+        return []
     from .. import cjson, confine
 
     try:
@@ -143,9 +183,8 @@ def rollout_failed(rollout: str | None, call_id: str | None) -> bool:
             file.seek(max(0, size - ROLLOUT_TAIL))
             tail = file.read()
     except (OSError, ValueError):
-        return False
-    # The id as a JSON string, whatever spacing the writer puts around its key.
-    marker = cjson.dumps(call_id).encode()
+        return []
+    items = []
     for line in reversed(tail.splitlines()):
         if marker not in line or b"item_completed" not in line:
             continue
@@ -153,8 +192,6 @@ def rollout_failed(rollout: str | None, call_id: str | None) -> bool:
             item = cjson.loads(line.decode("utf-8", "replace"))["payload"]["item"]
         except (ValueError, KeyError, TypeError):
             continue
-        if not isinstance(item, dict) or item.get("id") != call_id:
-            continue
-        code = item.get("exit_code")
-        return item.get("status") == "failed" or (isinstance(code, int) and code != 0)
-    return False
+        if isinstance(item, dict):
+            items.append(item)
+    return items

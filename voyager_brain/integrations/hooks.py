@@ -122,6 +122,12 @@ def _perform(action: str, call: HookCall, agent: str, label: str, err: TextIO) -
     if action == "session_start":
         return lifecycle.session_start(call, CONTEXT_LIMITS.get(agent))
     if action == "turn_end":
+        settle = getattr(adapter(agent), "settle_calls", None)
+        if settle is not None:  # results the agent sends no hook for (Codex's failed MCP calls)
+            try:
+                settle(call)
+            except Exception as exc:
+                _report(agent, "turn end", exc, err)
         return lifecycle.turn_end(call, SOURCES.get(agent, agent))
     if action == "compact":
         return lifecycle.compact(call)

@@ -227,9 +227,10 @@ def _reviewer(config: Config) -> Any:
     return None if provider is None else _BudgetedReviewer(provider, REVIEW_BUDGET)
 
 
-def record_result(call: HookCall) -> None:
+def record_result(call: HookCall, *, settle: bool = False) -> None:
     """The tool's result on the row its check wrote (a new row when it was not checked:
-    hooks installed mid-session); queued when history.db is busy."""
+    hooks installed mid-session); queued when history.db is busy. To `settle` is to
+    give a result only to a recorded call that has none."""
     from ..guard import spool
 
     assert call.tool is not None and call.session is not None
@@ -246,6 +247,7 @@ def record_result(call: HookCall) -> None:
             success=call.success,
             duration_ms=call.duration_ms,
             limit=config.tool_output_limit,
+            settle=settle,
         )
     )
 
