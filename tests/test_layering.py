@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "voyager_brain"
 LAYERS: list[set[str]] = [
     # shared plumbing
     {"errors", "paths", "value", "worktree", "timestamps", "nesting", "untrusted", "cjson"},
-    {"shellexit"},
+    {"shellexit", "toolnames"},
     {"regexcache", "secretkinds", "confine", "jsonfile"},
     {"transcripts"},
     {"tomlfile"},

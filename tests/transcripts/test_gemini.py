@@ -21,11 +21,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from voyager_brain import transcripts
-from voyager_brain.integrations import gemini as hooks
 from voyager_brain.memory.extract import read_conversation
 from voyager_brain.transcripts import translator
 from voyager_brain.transcripts.gemini import (
-    TOOLS,
     Recording,
     entries_of,
     user_words,
@@ -177,10 +175,6 @@ def test_only_a_recordings_metadata_chooses_the_reader() -> None:
         "user",
         "assistant",
     ]
-
-
-def test_the_tools_are_named_as_the_hooks_name_them() -> None:
-    assert TOOLS == hooks.TOOLS
 
 
 def test_user_words() -> None:

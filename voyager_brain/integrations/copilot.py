@@ -35,6 +35,7 @@ Codex patch.
 
 from __future__ import annotations
 
+from .. import toolnames
 from .hookio import HookCall, agent_tool, base_call, json_line, string, text
 from .hooks import Hook, Settings
 
@@ -75,14 +76,7 @@ EVENTS = {
     "session-end": Hook("sessionEnd", "session_end"),
 }
 
-_FILE = {"path": "file_path"}
-TOOLS = {
-    "bash": ("Bash", {}),
-    "powershell": ("Bash", {}),
-    "create": ("Write", {**_FILE, "file_text": "content"}),
-    "edit": ("Edit", {**_FILE, "old_str": "old_string", "new_str": "new_string"}),
-    "view": ("Read", _FILE),
-}
+TOOLS = toolnames.COPILOT
 
 
 def read(event: str, payload: dict[str, Any]) -> HookCall:

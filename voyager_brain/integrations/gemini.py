@@ -30,6 +30,7 @@ already Claude Code's, but for the shell's ``dir_path``); others keep their name
 
 from __future__ import annotations
 
+from .. import toolnames
 from .hookio import (
     HookCall,
     additional_context,
@@ -74,12 +75,7 @@ EVENTS = {
     "session-end": Hook("SessionEnd", "session_end"),
 }
 
-TOOLS = {
-    "run_shell_command": ("Bash", {"dir_path": "cwd"}),
-    "write_file": ("Write", {}),
-    "replace": ("Edit", {}),
-    "read_file": ("Read", {}),
-}
+TOOLS = toolnames.GEMINI
 
 
 def read(event: str, payload: dict[str, Any]) -> HookCall:

@@ -176,6 +176,8 @@ def agent_tool(
     table: Mapping[str, tuple[str, Mapping[str, str]]],
 ) -> tuple[str, Any]:
     """The tool call at `name` and `given` in the payload, in Claude Code's terms."""
+    from ..toolnames import as_claude_tool  # not on Claude Code's paths, which need none
+
     tool = text(payload, name, required=True)
     assert tool is not None
     return as_claude_tool(tool, tool_input(payload, given), table)
@@ -200,18 +202,3 @@ def additional_context(event: str, context: str) -> str:
     """Claude Code's answer with context for the agent (Codex and Gemini CLI read the
     same): ``hookSpecificOutput.additionalContext``."""
     return json_line({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
-
-
-def as_claude_tool(
-    tool: str, given: Any, table: Mapping[str, tuple[str, Mapping[str, str]]]
-) -> tuple[str, Any]:
-    """An agent's tool call in Claude Code's terms, by `table` (the agent's tool name ->
-    Claude Code's, and its input's field names -> Claude Code's). Fields the table does
-    not name stay under their own names; a tool it does not know stays as it is; an
-    input that is not an object keeps its shape under the tool's new name."""
-    if tool not in table:
-        return tool, given
-    name, fields = table[tool]
-    if not isinstance(given, dict):
-        return name, given
-    return name, {fields.get(key, key): value for key, value in given.items()}

@@ -15,7 +15,7 @@ its own run wrote them: tests/fixtures/copilot/session-events.jsonl):
   continuation;
 - ``assistant.message``: ``content`` a reply (empty when the message only calls tools),
   and each of ``toolRequests`` (``toolCallId``, ``name``, ``arguments``) a tool call,
-  named as the Copilot hooks name it (``bash`` is ``Bash`` ..., `TOOLS`);
+  named as the Copilot hooks name it (``bash`` is ``Bash`` ..., `toolnames.COPILOT`);
 - ``tool.execution_complete``: the result of the call ``toolCallId``: ``result.content``,
   or ``error.message`` when ``success`` is false; a shell command that exited non-zero
   (``shellExecution.exitCode``) failed too, though Copilot counts it a success;
@@ -27,20 +27,12 @@ from __future__ import annotations
 
 import json
 
+from ..toolnames import COPILOT, as_claude_tool
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_FILE = {"path": "file_path"}
-#: Copilot's tools in Claude Code's terms, as the hooks record them
-#: (`voyager_brain.integrations.copilot.TOOLS`): name -> (name, field renames).
-TOOLS: dict[str, tuple[str, dict[str, str]]] = {
-    "bash": ("Bash", {}),
-    "powershell": ("Bash", {}),
-    "create": ("Write", {**_FILE, "file_text": "content"}),
-    "edit": ("Edit", {**_FILE, "old_str": "old_string", "new_str": "new_string"}),
-    "view": ("Read", _FILE),
-}
 #: The events that set the session's folder.
 _CONTEXT = ("session.start", "session.resume", "session.context_changed")
 
@@ -121,19 +113,14 @@ class EventLog:
 
 
 def tool(name: str, arguments: object) -> tuple[str, Any]:
-    """A tool call in Claude Code's terms, as the Copilot hooks record it: `TOOLS`'s
+    """A tool call in Claude Code's terms, as the Copilot hooks record it: `toolnames.COPILOT`'s
     tools renamed with their fields (others as they are); arguments given as a JSON
     string are read."""
     if isinstance(arguments, str):
         arguments = _json(arguments)
     if arguments is None:
         arguments = {}
-    if name not in TOOLS:
-        return name, arguments
-    renamed, fields = TOOLS[name]
-    if not isinstance(arguments, dict):
-        return renamed, arguments
-    return renamed, {fields.get(key, key): value for key, value in arguments.items()}
+    return as_claude_tool(name, arguments, COPILOT)
 
 
 def _json(text: str) -> Any:

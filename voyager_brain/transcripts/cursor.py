@@ -36,6 +36,8 @@ import json
 import re
 from datetime import UTC, datetime, timedelta, timezone
 
+from ..toolnames import as_claude_tool
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -229,9 +231,7 @@ def clock_time(clock: str) -> str | None:
 
 def _call(call: str | None, name: str, given: Any) -> dict[str, Any]:
     """A ``tool_use`` block of Cursor's tool `name`, in Claude Code's terms (`TOOLS`)."""
-    if name in TOOLS and isinstance(given, dict):
-        name, fields = TOOLS[name]
-        given = {fields.get(key, key): value for key, value in given.items()}
+    name, given = as_claude_tool(name, given, TOOLS)
     return {"type": "tool_use", "id": call, "name": name, "input": given}
 
 

@@ -29,7 +29,7 @@ when they are done: ``toolCalls``: ``{"id", "name", "args", "result": [parts], "
 - each tool call of one is a ``tool_use`` (uuid ``<id>/<call id>``) and, once its status
   ends it, a ``tool_result`` (uuid ``<id>/<call id>/result``): the text of its
   ``result``, an error when the status is ``error`` or ``cancelled`` or a shell's output
-  says it exited non-zero. Its name and input are those the hooks record (`TOOLS`:
+  says it exited non-zero. Its name and input are those the hooks record (`toolnames.GEMINI`:
   ``run_shell_command`` is ``Bash`` ...);
 - in the line format, a message written again adds only what it did not have yet (its
   tool calls, their results); ``$set`` and ``$rewindTo`` add nothing (what was said in
@@ -43,19 +43,11 @@ from __future__ import annotations
 import json
 
 from ..shellexit import exit_failed
+from ..toolnames import GEMINI, as_claude_tool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-#: Gemini CLI's tools in Claude Code's terms: the same table as the hooks'
-#: (`integrations.gemini.TOOLS`), so that a call reads the same from either.
-TOOLS: dict[str, tuple[str, dict[str, str]]] = {
-    "run_shell_command": ("Bash", {"dir_path": "cwd"}),
-    "write_file": ("Write", {}),
-    "replace": ("Edit", {}),
-    "read_file": ("Read", {}),
-}
 
 HOOK_CONTEXT = "<hook_context>"
 _HOOK_CONTEXT_END = "</hook_context>"
@@ -186,13 +178,8 @@ def _call(base: dict[str, Any], uuid: str, call: dict[str, Any]) -> list[dict[st
 
 
 def _tool(name: str, given: Any) -> tuple[str, Any]:
-    """A tool call in Claude Code's terms, as the hooks name it (`TOOLS`)."""
-    if name not in TOOLS:
-        return name, given
-    renamed, fields = TOOLS[name]
-    if not isinstance(given, dict):
-        return renamed, given
-    return renamed, {fields.get(key, key): value for key, value in given.items()}
+    """A tool call in Claude Code's terms, as the hooks name it (`toolnames.GEMINI`)."""
+    return as_claude_tool(name, given, GEMINI)
 
 
 def _parts(content: object) -> list[dict[str, Any]]:
