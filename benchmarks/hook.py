@@ -167,6 +167,7 @@ def bench_hook(results: Results, plan: Plan, parent: Path, pycache: Path) -> Non
         ),
     )
     bench_stop_hook(results, plan, top, env, label)
+    bench_session_end_hook(results, plan, top, env, label)
 
 
 def bench_stop_hook(
@@ -193,5 +194,41 @@ def bench_stop_hook(
             plan.hook_warm_runs,
             statistics.median(stops),
             statistics.median(bares),
+        ),
+    )
+
+
+#: Codex 0.171 gives a SessionEnd hook one second (docs/agents/codex.md).
+SESSION_END_TARGET_MS = 1000
+
+
+def bench_session_end_hook(
+    results: Results, plan: Plan, top: Path, env: dict[str, str], label: str
+) -> None:
+    """`voyager-brain hook codex session-end` (brain.md persisted, the session counted in
+    brain.json, closed in history.db) on the same repository, beside `python -c pass`;
+    the target is the second Codex allows it. Auto-memory, which runs detached after the
+    hook, is off; so are auto_commit and auto_export, as by default."""
+    payload = json.dumps(
+        {**HOOK_PAYLOAD, "hook_event_name": "SessionEnd", "cwd": str(top), "reason": "other"}
+    )
+    end_cmd = [sys.executable, "-m", "voyager_brain", "hook", "codex", "session-end"]
+    quiet = {**env, "VOYAGER_AUTO_MEMORY": "0"}
+    run_child(end_cmd, quiet, top, stdin=payload)  # warm-up
+    bares, ends = [], []
+    for _ in range(plan.hook_warm_runs):
+        bares.append(timed(lambda: run_child([sys.executable, "-c", "pass"], env, top)))
+        ends.append(timed(lambda: run_child(end_cmd, quiet, top, stdin=payload)))
+    ours = statistics.median(ends)
+    results.add(
+        "hook",
+        Row(
+            "hook codex session-end (the session counted and closed)",
+            label,
+            plan.hook_warm_runs,
+            ours,
+            statistics.median(bares),
+            f"<= {SESSION_END_TARGET_MS} ms",
+            ours <= SESSION_END_TARGET_MS,
         ),
     )

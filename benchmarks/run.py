@@ -163,7 +163,7 @@ TITLES = {
     "compaction": "Compaction (session_compact)",
     "startup": "Process startup (context for hook costs)",
     "memory": "Memory log: read + fold + context (session_start)",
-    "hook": "Claude Code hooks: session start, stop",
+    "hook": "Agent hooks: session start, stop, session end",
     "merge": "Merge driver (git merge)",
     "history": "History: `voyager-brain log`",
     "guard": "Guard rules and the session history (seed 003)",

@@ -79,11 +79,12 @@ def test_smoke_run_writes_every_table(tmp_path: Path) -> None:
     assert count(memory, "scaling of read + fold") == 1
     assert count(memory, "scaling of the floor") == 1
     assert count(memory, "after appending 10 entries") == 2
-    hook = _table_rows(text, "Claude Code hooks")
-    assert len(hook) == 3
+    hook = _table_rows(text, "Agent hooks")
+    assert len(hook) == 4
     assert count(hook, "session-start, first run") == 1
     assert count(hook, "later runs") == 1
     assert count(hook, "hook claude stop") == 1
+    assert count(hook, "hook codex session-end") == 1
 
     merge = _table_rows(text, "Merge driver")
     assert len(merge) == 6
