@@ -66,6 +66,17 @@ def loads(text: str) -> Any:
     return json.loads(text)
 
 
+def loads_bytes(raw: bytes) -> Any:
+    """`json.loads(raw)`: through the C reader when `raw` is UTF-8 as json would detect
+    it (no byte order mark, no NUL in its first bytes), a tenth of the json package's
+    time on a transcript's line; else through the json package."""
+    if raw.startswith(b"\xef\xbb\xbf") or b"\x00" in raw[:4]:
+        import json
+
+        return json.loads(raw)
+    return loads(raw.decode("utf-8", "surrogatepass"))
+
+
 def _unwritable(value: Any) -> Any:
     raise TypeError  # the json package then writes the error it writes for `value`
 

@@ -698,7 +698,7 @@ def test_hooks_and_imports_in_any_order_write_what_one_import_writes(
 @example('{"a": "\ud800"}'.encode("utf-8", "surrogatepass"))  # an encoded one
 @example('{"a": 1}'.encode("utf-16"))
 def test_a_line_is_read_as_json_reads_it(raw: bytes) -> None:
-    from voyager_brain.guard.transcript import _loads_line
+    from voyager_brain.cjson import loads_bytes
 
     def outcome(read: Any) -> str:
         try:
@@ -706,7 +706,7 @@ def test_a_line_is_read_as_json_reads_it(raw: bytes) -> None:
         except ValueError as exc:
             return type(exc).__name__
 
-    assert outcome(_loads_line) == outcome(json.loads)
+    assert outcome(loads_bytes) == outcome(json.loads)
 
 
 # -- hostile lines: nested past the reader, lone surrogates ---------------------------------

@@ -302,6 +302,17 @@ def m012_shared_with_causeway(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX messages_external_id ON messages(external_id)")
 
 
+@migration
+def m013_hook_messages(db: sqlite3.Connection) -> None:
+    """The messages the hooks wrote and no import has taken yet (no ``external_id``), by
+    session: an import reads them once a transaction to adopt their prompts and calls,
+    which without this index meant visiting every message of the session."""
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS messages_from_hooks ON messages(session_id, timestamp)"
+        " WHERE external_id IS NULL"
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The tables the migrations make and every query needs: a history.db at
 #: `SCHEMA_VERSION` without one of them was changed by hand or by another tool.

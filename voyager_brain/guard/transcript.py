@@ -55,7 +55,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
@@ -284,6 +283,8 @@ class _Import:
         self.known: set[str] = set()
         self.prompts: dict[int, dict[str, list[int]]] = {}
         self.added_calls: dict[str, int] = {}
+        # A session's calls the hooks hung under a placeholder, by tool and input.
+        self.hooked: dict[int, dict[tuple[str, str | None], list[tuple[int, int, bool]]]] = {}
 
     # -- before the transaction: parsing, and redacting the outputs ----------------------
 
@@ -317,7 +318,7 @@ class _Import:
         if not raw.strip():
             return None
         try:
-            entry = _loads_line(raw)
+            entry = cjson.loads_bytes(raw)
         except (ValueError, RecursionError):  # not JSON, not UTF-8, torn, nested too deep
             entry = None
         if isinstance(entry, dict) and b"\\u" in raw:
@@ -365,6 +366,7 @@ class _Import:
         # A hook may have written since the last transaction: read its rows afresh.
         self.prompts.clear()
         self.added_calls.clear()
+        self.hooked.clear()
         self.known = self.existing(
             "SELECT external_id FROM messages WHERE external_id IN",
             (line.uuid for line in lines if line.kind in ("assistant", "prompt")),
@@ -528,19 +530,27 @@ class _Import:
         no entry has taken (it is under the hooks' placeholder message): one without an
         id (Gemini CLI and Copilot give their hooks none; it takes the entry's), or any,
         for an entry without an id (Cursor's transcripts have none)."""
-        row = self.db.execute(
-            "SELECT tc.id, tc.message_id, m.external_id FROM tool_calls tc"
-            " JOIN messages m ON m.id = tc.message_id"
-            " WHERE m.session_id = ? AND m.external_id IS NULL AND tc.tool = ?"
-            " AND tc.input IS ? AND (tc.external_id IS NULL OR ? IS NULL)"
-            " ORDER BY tc.timestamp, tc.id LIMIT 1",
-            (session, use["name"], record.clean_json(use.get("input")), use_id),
-        ).fetchone()
-        if row is None:
+        hooked = self.hooked.get(session)
+        if hooked is None:  # read once a transaction: few rows, found by their message
+            hooked = self.hooked[session] = {}
+            for row in self.db.execute(
+                "SELECT tc.id, tc.message_id, tc.tool, tc.input, tc.external_id IS NULL"
+                " FROM messages m JOIN tool_calls tc ON tc.message_id = m.id"
+                " WHERE m.session_id = ? AND m.external_id IS NULL AND m.role = 'assistant'"
+                " ORDER BY tc.timestamp, tc.id",
+                (session,),
+            ):
+                hooked.setdefault((row[2], row[3]), []).append((row[0], row[1], bool(row[4])))
+        waiting = hooked.get((use["name"], record.clean_json(use.get("input")))) or []
+        found = next((c for c in waiting if c[2] or use_id is None), None)
+        if found is None:
             return None
-        if use_id:
-            self.db.execute("UPDATE tool_calls SET external_id = ? WHERE id = ?", (use_id, row[0]))
-        return int(row[0]), int(row[1]), row[2]
+        waiting.remove(found)
+        if use_id and found[2]:
+            self.db.execute(
+                "UPDATE tool_calls SET external_id = ? WHERE id = ?", (use_id, found[0])
+            )
+        return found[0], found[1], None
 
     def recorded_calls(self, ids: list[str]) -> dict[str | None, tuple[int, int, str | None]]:
         """The tool calls already recorded under these tool-use ids: id -> (row id, its
@@ -585,12 +595,3 @@ class _Import:
                 (output, 0 if block.get("is_error") is True else 1, _duration(line.entry), row[0]),
             )
             self.counts["results_recorded"] += 1
-
-
-def _loads_line(raw: bytes) -> Any:
-    """`json.loads(raw)` of a transcript line, through `cjson` (the same C reader without
-    the json package's Python around it, a tenth of an import's reading) when the line
-    is UTF-8 as json would detect it: no byte order mark, no NUL in its first bytes."""
-    if raw.startswith(b"\xef\xbb\xbf") or b"\x00" in raw[:4]:
-        return json.loads(raw)
-    return cjson.loads(raw.decode("utf-8", "surrogatepass"))
