@@ -7,9 +7,10 @@ JSON are both answered, in the shapes of the Messages API."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from e2e import ScriptedModel
 
 
 def text(words: str) -> dict[str, Any]:
@@ -20,33 +21,12 @@ def tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"tool": name, "input": arguments}
 
 
-class MockAnthropic:
+class MockAnthropic(ScriptedModel):
     def __init__(self, script: list[dict[str, Any]]) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
         self._steps = 0
-        mock = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                mock.answer(self, self.path, json.loads(body or b"{}"))
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> MockAnthropic:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__()
 
     def main_requests(self) -> list[dict[str, Any]]:
         """The requests of the agent's own loop (they offer its tools, Bash among them)."""

@@ -3,10 +3,14 @@ voyager-brain's hooks, a learning and a block rule, and the history the hooks wr
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, Self
 
 import pytest
 from conftest import run_cli
@@ -46,3 +50,40 @@ def history(home: Path) -> sqlite3.Connection:
     db = sqlite3.connect(home / "history.db")
     db.row_factory = sqlite3.Row
     return db
+
+
+class ScriptedModel:
+    """A model's API on 127.0.0.1, as a context manager: every POST's JSON body goes to
+    `answer` (the subclass's, in the shapes of its API); a GET (a models list, a
+    websocket upgrade) is a 404. `url` is where the agent is pointed, `base` appended."""
+
+    def __init__(self, base: str = "") -> None:
+        self._lock = threading.Lock()
+        mock = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self.send_response(404)
+                self.end_headers()
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                mock.answer(self, self.path, json.loads(body or b"{}"))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}{base}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, handler: BaseHTTPRequestHandler, path: str, request: dict[str, Any]) -> None:
+        raise NotImplementedError

@@ -9,9 +9,10 @@ counts a small count. Streaming answers are server-sent events, one
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from e2e import ScriptedModel
 
 MODEL = "gemini-2.5-pro"
 
@@ -34,39 +35,14 @@ def _response(parts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-class MockGemini:
+class MockGemini(ScriptedModel):
     def __init__(self, script: list[dict[str, Any]]) -> None:
         self.script = list(script)
         #: The main loop's requests, in order.
         self.requests: list[dict[str, Any]] = []
         #: Every request: (path, body).
         self.seen: list[tuple[str, dict[str, Any]]] = []
-        self._lock = threading.Lock()
-        mock = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # a models list: none here
-                self.send_response(404)
-                self.end_headers()
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                mock.answer(self, self.path, json.loads(body or b"{}"))
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> MockGemini:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__()
 
     def answer(self, handler: BaseHTTPRequestHandler, path: str, request: dict[str, Any]) -> None:
         with self._lock:

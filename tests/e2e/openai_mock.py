@@ -13,10 +13,11 @@ call by `mcp__voyager_brain__recall`, without the namespace, is an "unsupported 
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from e2e import ScriptedModel
 
 
 def text(words: str) -> dict[str, Any]:
@@ -31,38 +32,13 @@ def search(query: str) -> dict[str, Any]:
     return {"search": query}
 
 
-class MockResponses:
+class MockResponses(ScriptedModel):
     def __init__(self, script: list[dict[str, Any]]) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        mock = self
+        super().__init__("/v1")
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # a websocket upgrade, or a models list: none here
-                self.send_response(404)
-                self.end_headers()
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                mock.answer(self, json.loads(body or b"{}"))
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> MockResponses:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def answer(self, handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> None:
+    def answer(self, handler: BaseHTTPRequestHandler, path: str, request: dict[str, Any]) -> None:
         with self._lock:
             self.requests.append(request)
             step = self.script[min(len(self.requests) - 1, len(self.script) - 1)]

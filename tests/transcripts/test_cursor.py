@@ -17,6 +17,7 @@ import pytest
 from conftest import run_cli
 from hypothesis import given
 from hypothesis import strategies as st
+from importing import import_file
 
 from voyager_brain import transcripts
 from voyager_brain.memory.extract import read_conversation
@@ -174,15 +175,6 @@ def test_only_cursors_lines_choose_the_reader() -> None:
         assert Transcript.of(other) is None
     line = json.dumps(claude).encode() + b"\n"
     assert translator("s")([line]) == [line]  # Claude Code's lines pass as they are
-
-
-def import_file(path: Path, home: Path, cwd: Path) -> dict[str, Any]:
-    done = run_cli(
-        "history", "import", str(path), "--json", cwd=cwd, env={"VOYAGER_HOME": str(home)}
-    )
-    assert done.returncode == 0, done.stderr
-    [report] = json.loads(done.stdout)
-    return dict(report)
 
 
 def test_history_import_of_a_json_lines_transcript_and_again(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 from conftest import run_cli
 from hypothesis import given
 from hypothesis import strategies as st
+from importing import import_file
 
 from voyager_brain import transcripts
 from voyager_brain.memory.extract import read_conversation
@@ -182,15 +183,6 @@ def test_user_words() -> None:
     assert user_words("<hook_context>a</hook_context>\n\nfix it") == "fix it"
     assert user_words("<hook_context>never closed") == ""
     assert user_words("fix <hook_context>a</hook_context>") == "fix <hook_context>a</hook_context>"
-
-
-def import_file(path: Path, home: Path, cwd: Path) -> dict[str, Any]:
-    done = run_cli(
-        "history", "import", str(path), "--json", cwd=cwd, env={"VOYAGER_HOME": str(home)}
-    )
-    assert done.returncode == 0, done.stderr
-    [report] = json.loads(done.stdout)
-    return dict(report)
 
 
 @BOTH
