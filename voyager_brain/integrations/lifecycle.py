@@ -26,7 +26,7 @@ import os
 import sys
 from pathlib import Path
 
-from .. import repo, storage, transcripts
+from .. import repo, storage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,7 +156,12 @@ def turn_end(call: HookCall, source: str) -> None:
             f" (+{len(changed) - 10} more)" if len(changed) > 10 else ""
         )
         lines.append(f"Files changed: {shown}")
-    reply = call.reply or transcripts.last_reply(call.transcript)
+    if call.reply:
+        reply: str | None = call.reply
+    else:  # read from the agent's log: its readers are imported only then
+        from ..transcripts import last_reply
+
+        reply = last_reply(call.transcript)
     if reply:
         lines.append(f"Last reply: {_one_line(reply)}")
     from ..session.model import BrainEntry
