@@ -10,6 +10,7 @@ for a hook, which fails open), and a link to a missing path must not make that p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -346,8 +347,11 @@ def test_a_linked_cache_folder_is_never_written(
     # Inputs older than the cache's two-second racy window, so a build is kept.
     old = os.stat(repo / ".voyager" / "brain.md").st_mtime - 60
     for path in [*(repo / ".voyager").iterdir(), *isolated_env.rglob("*")]:
-        if not path.is_symlink():
-            os.utime(path, (old, old))
+        # A fold cache the hook saves after its output, in a process of its own, may
+        # have its temporary file renamed meanwhile.
+        with contextlib.suppress(FileNotFoundError):
+            if not path.is_symlink():
+                os.utime(path, (old, old))
     before = snapshot(outside)
     for _ in range(2):
         done = hook("session-start", repo, source="startup")
