@@ -7,6 +7,7 @@ import marshal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,6 +67,29 @@ def test_a_damaged_cache_file_is_ignored(tmp_path: Path) -> None:
     path, cache_file = tmp_path / "memory.jsonl", tmp_path / "memory.fold"
     log.append(path, [learning(n) for n in range(5)])
     cache_file.write_bytes(b"not marshal at all")
+    fresh_process()
+    state, _ = cache.read_folded(path, cache_file)
+    assert state.entries == full(path).entries
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"head": None}, {"entries": []}, {"offset": "12"}, {"file": None}],
+    ids=["no head", "entries a list", "offset a string", "no file"],
+)
+def test_a_cache_of_this_version_in_another_shape_is_ignored(
+    tmp_path: Path, change: dict[str, Any]
+) -> None:
+    # A development build wrote a record of the current version without "head": every
+    # command then stopped with a KeyError.
+    path, cache_file = tmp_path / "memory.jsonl", tmp_path / "memory.fold"
+    log.append(path, [learning(n) for n in range(5)])
+    cache.read_folded(path, cache_file)
+    record = marshal.loads(cache_file.read_bytes())
+    record.update(change)
+    if change.get("head", 0) is None:
+        del record["head"]
+    cache_file.write_bytes(marshal.dumps(record))
     fresh_process()
     state, _ = cache.read_folded(path, cache_file)
     assert state.entries == full(path).entries

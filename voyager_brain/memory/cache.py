@@ -59,8 +59,19 @@ def _load(cache_path: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or data.get("version") != _VERSION:
         return None
+    # Of this version, but written by another build, or by hand: what it lacks or holds
+    # in another shape is read as no cache at all.
+    if not all(isinstance(data.get(key), kind) for key, kind in _SHAPE.items()):
+        return None
     data["saved"] = data.get("offset")  # what the file holds is saved, by definition
     return data
+
+
+#: What a cache record must hold to be used (besides ``version`` and ``top``).
+_SHAPE: dict[str, type | tuple[type, ...]] = {
+    "file": tuple, "offset": int, "tail": bytes, "head": bytes, "mtime": int,
+    "entries": dict, "dead": dict, "total": int, "bad": int,
+}  # fmt: skip
 
 
 def _save(cache_path: Path, record: dict[str, Any]) -> None:
