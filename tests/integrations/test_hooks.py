@@ -373,6 +373,25 @@ def test_the_context_fits_the_bytes_codex_keeps(repo: Path) -> None:
     assert 8_000 < len(context.encode()) <= 10_000 and "Learning" in context
 
 
+def test_a_lone_surrogate_in_the_memory_does_not_cost_codex_its_context(repo: Path) -> None:
+    # A memory log may hold "\\ud800" (escaped JSON, from a hand edit or a clone): the
+    # measure of the context in bytes raised, and Codex got no context at all.
+    run_cli("init", cwd=repo)
+    entry = {"id": "a1b2c3d4", "type": "learning", "text": "odd \ud800 learning",
+             "source": "manual", "created": "2026-11-27T08:00:00.000Z", "scope": "project",
+             "projectPath": "."}  # fmt: skip
+    with (repo / ".voyager" / "memory.jsonl").open("a") as log:
+        log.write(json.dumps(entry) + "\n")
+    fixture = ROOT / "tests" / "fixtures" / "codex" / "session-start.json"
+    data = json.dumps(json.loads(fixture.read_text()) | {"cwd": str(repo)})
+    done = subprocess.run(
+        [sys.executable, "-m", "voyager_brain", "hook", "codex", "session-start"],
+        input=data, cwd=repo, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert done.stderr == ""
+    assert "odd" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_a_context_whose_must_know_lines_go_past_the_limit_is_cut_and_says_so(
     repo: Path,
 ) -> None:

@@ -24,7 +24,9 @@ class Limit(Record):
     unit: str  # "characters" or "bytes"
 
     def measure(self, text: str) -> int:
-        return len(text.encode()) if self.unit == "bytes" else len(text)
+        # A lone surrogate (a memory log may hold one, escaped) counts as the three bytes
+        # of its replacement character.
+        return len(text.encode("utf-8", "surrogatepass")) if self.unit == "bytes" else len(text)
 
     def holds(self, text: str) -> bool:
         return self.measure(text) <= self.size
