@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import statistics
@@ -166,69 +167,40 @@ def bench_hook(results: Results, plan: Plan, parent: Path, pycache: Path) -> Non
             warm / bare <= HOOK_WARM_TARGET,
         ),
     )
-    bench_stop_hook(results, plan, top, env, label)
-    bench_session_end_hook(results, plan, top, env, label)
-
-
-def bench_stop_hook(
-    results: Results, plan: Plan, top: Path, env: dict[str, str], label: str
-) -> None:
-    """`voyager-brain hook claude stop` (a turn's end: a loop_status entry appended to
-    brain.md, the session closed in history.db) on the same repository; reported beside
-    `python -c pass`, no target. Auto-memory is off: it runs detached, after the hook."""
-    payload = json.dumps(
-        {**HOOK_PAYLOAD, "hook_event_name": "Stop", "cwd": str(top), "stop_hook_active": False}
-    )
-    stop_cmd = [sys.executable, "-m", "voyager_brain", "hook", "claude", "stop"]
-    quiet = {**env, "VOYAGER_AUTO_MEMORY": "0"}
-    run_child(stop_cmd, quiet, top, stdin=payload)  # warm-up
-    bares, stops = [], []
-    for _ in range(plan.hook_warm_runs):
-        bares.append(timed(lambda: run_child([sys.executable, "-c", "pass"], env, top)))
-        stops.append(timed(lambda: run_child(stop_cmd, quiet, top, stdin=payload)))
-    results.add(
-        "hook",
-        Row(
-            "hook claude stop (one turn recorded)",
-            label,
-            plan.hook_warm_runs,
-            statistics.median(stops),
-            statistics.median(bares),
-        ),
-    )
+    bench_turn_hooks(results, plan, top, env, label)
 
 
 #: Codex 0.171 gives a SessionEnd hook one second (docs/agents/codex.md).
 SESSION_END_TARGET_MS = 1000
 
 
-def bench_session_end_hook(
+def bench_turn_hooks(
     results: Results, plan: Plan, top: Path, env: dict[str, str], label: str
 ) -> None:
-    """`voyager-brain hook codex session-end` (brain.md persisted, the session counted in
-    brain.json, closed in history.db) on the same repository, beside `python -c pass`;
-    the target is the second Codex allows it. Auto-memory, which runs detached after the
-    hook, is off; so are auto_commit and auto_export, as by default."""
-    payload = json.dumps(
-        {**HOOK_PAYLOAD, "hook_event_name": "SessionEnd", "cwd": str(top), "reason": "other"}
-    )
-    end_cmd = [sys.executable, "-m", "voyager_brain", "hook", "codex", "session-end"]
+    """On the same repository, beside `python -c pass`: `hook claude stop` (a turn's end:
+    a loop_status entry appended to brain.md, the session closed in history.db), no
+    target; `hook codex session-end` (brain.md persisted, the session counted in
+    brain.json and closed), against the second Codex allows it. Auto-memory, which runs
+    detached after the hook, is off; so are auto_commit and auto_export, as by default."""
     quiet = {**env, "VOYAGER_AUTO_MEMORY": "0"}
-    run_child(end_cmd, quiet, top, stdin=payload)  # warm-up
-    bares, ends = [], []
-    for _ in range(plan.hook_warm_runs):
-        bares.append(timed(lambda: run_child([sys.executable, "-c", "pass"], env, top)))
-        ends.append(timed(lambda: run_child(end_cmd, quiet, top, stdin=payload)))
-    ours = statistics.median(ends)
-    results.add(
-        "hook",
-        Row(
-            "hook codex session-end (the session counted and closed)",
-            label,
-            plan.hook_warm_runs,
-            ours,
-            statistics.median(bares),
-            f"<= {SESSION_END_TARGET_MS} ms",
-            ours <= SESSION_END_TARGET_MS,
-        ),
-    )
+    for agent, event, fields, what, target in (
+        ("claude", "stop", {"hook_event_name": "Stop", "stop_hook_active": False},
+         "hook claude stop (one turn recorded)", None),
+        ("codex", "session-end", {"hook_event_name": "SessionEnd", "reason": "other"},
+         "hook codex session-end (the session counted and closed)", SESSION_END_TARGET_MS),
+    ):  # fmt: skip
+        payload = json.dumps({**HOOK_PAYLOAD, **fields, "cwd": str(top)})
+        command = [sys.executable, "-m", "voyager_brain", "hook", agent, event]
+        hook = functools.partial(run_child, command, quiet, top, stdin=payload)
+        hook()  # warm-up
+        bares, ours = [], []
+        for _ in range(plan.hook_warm_runs):
+            bares.append(timed(lambda: run_child([sys.executable, "-c", "pass"], env, top)))
+            ours.append(timed(hook))
+        took = statistics.median(ours)
+        goal = f"<= {target} ms" if target else "-"
+        passed = took <= target if target else None
+        results.add(
+            "hook",
+            Row(what, label, plan.hook_warm_runs, took, statistics.median(bares), goal, passed),
+        )

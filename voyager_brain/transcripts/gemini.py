@@ -160,7 +160,8 @@ class Recording:
 
 def _call(base: dict[str, Any], uuid: str, call: dict[str, Any]) -> list[dict[str, Any]]:
     """A tool call's ``tool_use`` entry, and its ``tool_result`` once it ended."""
-    name, given = _tool(str(call.get("name") or "unknown"), call.get("args"))
+    # Named as the hooks name it.
+    name, given = as_claude_tool(str(call.get("name") or "unknown"), call.get("args"), GEMINI)
     use = {"type": "tool_use", "id": call["id"], "name": name, "input": given}
     out = [{**base, "type": "assistant", "uuid": uuid,
             "message": {"role": "assistant", "content": [use]}}]  # fmt: skip
@@ -175,11 +176,6 @@ def _call(base: dict[str, Any], uuid: str, call: dict[str, Any]) -> list[dict[st
         out.append({**base, "timestamp": stamp or base["timestamp"], "type": "user",
                     "uuid": f"{uuid}/result", "message": message})  # fmt: skip
     return out
-
-
-def _tool(name: str, given: Any) -> tuple[str, Any]:
-    """A tool call in Claude Code's terms, as the hooks name it (`toolnames.GEMINI`)."""
-    return as_claude_tool(name, given, GEMINI)
 
 
 def _parts(content: object) -> list[dict[str, Any]]:
